@@ -1,0 +1,79 @@
+"""The exceptions spanbreaker raises, and how a trip picks the variant a framework cannot swallow.
+
+A trip has to stop a run from inside the framework's own wrappers. Frameworks differ in what gets through:
+
+* smolagents wraps every ``Exception`` raised by a tool or by agent code into an ``AgentError`` and feeds it
+  back to the model, so only a ``BaseException`` stops the run. ``Tripped`` is therefore a
+  ``BaseException`` subclass (like ``KeyboardInterrupt``): ordinary ``except Exception`` clauses in the
+  framework and in agent-written code do not catch it.
+* Agno absorbs every exception into the returned RunOutput and *hangs* ``team.arun`` on a bare
+  ``BaseException``; its own ``RunCancelledException`` is the clean stop. Its adapter registers a class
+  deriving from both ``RunCancelledException`` and ``Tripped``.
+
+Adapters register the variant for the instrumentation scope whose spans they own, and the processor raises
+that variant. ``except spanbreaker.Tripped`` catches every one of them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid. The message names the variable or key and the accepted range."""
+
+
+class Tripped(BaseException):  # noqa: N818 - the public name is part of the API
+    """The circuit breaker of a trace is open: the run was stopped on purpose.
+
+    Attributes:
+        detector: the detector id that tripped (``tool_repeat``, ``token_budget``, ...).
+        reason: one human-readable sentence.
+        trace_id: the trace id as 32 hex digits.
+        evidence: figures and span ids (hex) that support the trip; never raw arguments or model text.
+        blocked: True when raised because the breaker was already open (a latched re-raise).
+    """
+
+    def __init__(
+        self,
+        detector: str,
+        reason: str,
+        trace_id: str,
+        evidence: Mapping[str, Any] | None = None,
+        blocked: bool = False,
+    ) -> None:
+        super().__init__(f"spanbreaker tripped [{detector}] {reason} (trace {trace_id})")
+        self.detector = detector
+        self.reason = reason
+        self.trace_id = trace_id
+        self.evidence: dict[str, Any] = dict(evidence or {})
+        self.blocked = blocked
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.detector, self.reason, self.trace_id, self.evidence, self.blocked))
+
+
+_variants: dict[str, type[Tripped]] = {}
+_variants_lock = threading.Lock()
+
+
+def register_trip_exception(scope_prefix: str, exception_type: type[Tripped]) -> None:
+    """Raise ``exception_type`` for trips on spans whose instrumentation scope starts with ``scope_prefix``.
+
+    ``exception_type`` must subclass :class:`Tripped` so that ``except spanbreaker.Tripped`` still works.
+    """
+    if not (isinstance(exception_type, type) and issubclass(exception_type, Tripped)):
+        raise TypeError(f"{exception_type!r} must be a subclass of spanbreaker.Tripped")
+    with _variants_lock:
+        _variants[scope_prefix] = exception_type
+
+
+def trip_exception_for(scope_name: str | None) -> type[Tripped]:
+    """The exception class to raise for a span of the given instrumentation scope (O(variants))."""
+    if scope_name:
+        for prefix, exception_type in _variants.items():
+            if scope_name.startswith(prefix):
+                return exception_type
+    return Tripped
