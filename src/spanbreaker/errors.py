@@ -25,7 +25,7 @@ class ConfigError(ValueError):
     """A configuration value is invalid. The message names the variable or key and the accepted range."""
 
 
-class Tripped(BaseException):  # noqa: N818 - the public name is part of the API
+class Tripped(BaseException):
     """The circuit breaker of a trace is open: the run was stopped on purpose.
 
     Attributes:

@@ -1,0 +1,14 @@
+"""Framework adapters: instrumentors, stop paths and instrumentor work-arounds, one module per framework.
+
+Each module defines ``ADAPTER`` with ``name``, ``available() -> bool``, ``instrument(tracer_provider,
+processor)`` and ``uninstrument()``. Framework imports stay inside those functions so that spanbreaker imports
+without any framework installed.
+"""
+
+from __future__ import annotations
+
+ADAPTER_MODULES: tuple[str, ...] = (
+    "spanbreaker.adapters.smolagents",
+    "spanbreaker.adapters.agno",
+    "spanbreaker.adapters.beeai",
+)

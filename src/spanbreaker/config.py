@@ -1,0 +1,347 @@
+"""BreakerConfig: every threshold in one immutable object, loaded from code, environment or a TOML file.
+
+Configuration is read once, at construction, and validated there (the OpenTelemetry SDK habit): a bad value
+is a :class:`~spanbreaker.errors.ConfigError` naming the variable or key and the accepted range, raised at
+start-up, never a silent default.
+
+Precedence, highest first: keyword overrides in code > ``SPANBREAKER_*`` environment variables > the TOML file
+named by ``SPANBREAKER_CONFIG`` > the defaults below. :meth:`BreakerConfig.load` applies exactly that order.
+
+Why the defaults are what they are: they were chosen on 500 real SWE-bench agent runs (see BENCHMARKS.md),
+where a successful run may re-run tests dozens of times, print 40k-token files and make 130 model calls. The
+defaults stay quiet on that healthy work and still stop the loops in the seed articles well before
+``max_steps``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+ENV_PREFIX = "SPANBREAKER_"
+CONFIG_FILE_ENV = "SPANBREAKER_CONFIG"
+
+Mode = Literal["enforce", "observe"]
+
+
+def _int(lo: int, hi: int | None = None, doc: str = "") -> Any:
+    return {"kind": "int", "lo": lo, "hi": hi, "doc": doc}
+
+
+def _float(lo: float, hi: float | None = None, doc: str = "") -> Any:
+    return {"kind": "float", "lo": lo, "hi": hi, "doc": doc}
+
+
+@dataclass(frozen=True)
+class ToolPolicy:
+    """Per-tool overrides. ``None`` means "use the global value"."""
+
+    repeat_max: int | None = None
+    streak_max: int | None = None
+    allow_repeat: bool = False
+    """True for polling tools: identical calls are expected (exempt from tool_repeat / input_fixation)."""
+
+    def __post_init__(self) -> None:
+        for name in ("repeat_max", "streak_max"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ConfigError(f"tools.*.{name}={value!r}: expected an integer >= 1")
+
+
+@dataclass(frozen=True)
+class BreakerConfig:
+    """Every threshold of the breaker. Immutable; derive variants with :meth:`replace`."""
+
+    mode: Mode = "enforce"
+    """``enforce`` raises :class:`~spanbreaker.Tripped` and blocks calls; ``observe`` only marks spans."""
+
+    # --- repetition without progress -------------------------------------------------------------------
+    tool_repeat_max: int = field(default=3, metadata=_int(1, doc="identical calls with identical results"))
+    """Identical (tool, arguments) calls that returned the identical result with nothing changing in
+    between. The next identical call is vetoed before it runs."""
+    tool_streak_max: int = field(default=10, metadata=_int(2, doc="consecutive unhelpful calls of one tool"))
+    """Consecutive calls of one tool (any arguments) whose results were all empty or errors."""
+    fixation_similarity: float = field(default=90.0, metadata=_float(50.0, 100.0, doc="rapidfuzz score"))
+    """Similarity (0-100, rapidfuzz) above which two argument strings count as the same query."""
+    fixation_max: int = field(default=4, metadata=_int(2, doc="near-duplicate queries, same results"))
+    """Near-duplicate (paraphrased) calls of one tool that returned near-identical results."""
+    exploration_window: int = field(default=10, metadata=_int(3, 1000, doc="tool calls"))
+    """Consecutive tool calls with neither a new query nor a new result before ``low_exploration`` trips."""
+
+    # --- errors -----------------------------------------------------------------------------------------
+    error_repeat_max: int = field(default=4, metadata=_int(2, doc="consecutive steps"))
+    """Consecutive steps failing with the same root exception class (the seed's code-repair loop)."""
+    format_error_max: int = field(default=6, metadata=_int(2, doc="consecutive steps"))
+    """Consecutive steps whose output could not be parsed (AgentParsingError, FormatError, ...)."""
+    format_error_types: frozenset[str] = frozenset(
+        {"AgentParsingError", "FormatError", "OutputParserException", "JSONDecodeError", "ParsingError"}
+    )
+    validation_failure_max: int = field(default=3, metadata=_int(1, doc="failed validations"))
+    """Structured outputs that failed validation in one trace or session."""
+
+    # --- context ----------------------------------------------------------------------------------------
+    context_jump_tokens: int = field(default=50_000, metadata=_int(1, doc="tokens"))
+    """Prompt growth between two consecutive model calls of one agent that counts as inflation."""
+    context_jump_ratio: float = field(default=2.0, metadata=_float(1.0, doc="x previous prompt"))
+    max_prompt_tokens: int = field(default=250_000, metadata=_int(1, doc="tokens"))
+    """Absolute prompt size of one model call."""
+    session_history_tokens: int = field(default=60_000, metadata=_int(1, doc="tokens"))
+    """Estimated size of the session history sent with a run's first model call."""
+    session_history_messages: int = field(default=200, metadata=_int(1, doc="messages"))
+
+    # --- budgets per trace ------------------------------------------------------------------------------
+    max_tokens: int = field(default=5_000_000, metadata=_int(1, doc="tokens per trace"))
+    max_model_calls: int = field(default=300, metadata=_int(1, doc="model calls per trace"))
+    max_tool_calls: int = field(default=600, metadata=_int(1, doc="tool calls per trace"))
+    max_tool_calls_per_step: int = field(default=100, metadata=_int(1, doc="tool calls in one step"))
+    max_cost_usd: float = field(default=25.0, metadata=_float(0.0, doc="USD per trace"))
+    budget_warn_fraction: float = field(default=0.8, metadata=_float(0.0, 1.0, doc="fraction of budget"))
+
+    # --- delegation -------------------------------------------------------------------------------------
+    max_delegation_depth: int = field(default=4, metadata=_int(1, doc="nested agents"))
+    """Agents nested inside one another (the top-level agent is depth 1)."""
+    delegation_revisits: int = field(default=1, metadata=_int(1, doc="re-entries"))
+    """Times an agent may re-enter its own call chain (A -> B -> A is one) before the cycle trips."""
+    delegation_repeat_max: int = field(default=3, metadata=_int(1, doc="identical delegations"))
+    """Identical delegations (same caller, callee and task) that came back with the same answer."""
+
+    # --- breaker ----------------------------------------------------------------------------------------
+    half_open_after_s: float = field(default=60.0, metadata=_float(0.0, doc="seconds"))
+    """An OPEN trace lets one probe call through after this many seconds (HALF_OPEN)."""
+    max_traces: int = field(default=10_000, metadata=_int(1, doc="live traces"))
+    trace_ttl_s: float = field(default=3600.0, metadata=_float(1.0, doc="seconds"))
+    """Traces whose root never ends are dropped after this idle time (and by LRU past ``max_traces``)."""
+    max_attribute_chars: int = field(default=65_536, metadata=_int(256, doc="characters"))
+    """Longest attribute value read in full; longer values are fingerprinted by head, tail and length."""
+
+    # --- policy -----------------------------------------------------------------------------------------
+    allowlist: frozenset[str] = frozenset()
+    """Polling tools: exempt from repetition checks; their streak limit is 3x ``tool_streak_max``."""
+    tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
+    disabled_detectors: frozenset[str] = frozenset()
+    volatile_arg_keys: frozenset[str] = frozenset(
+        {"request_id", "timestamp", "ts", "nonce", "idempotency_key", "sanitize_inputs_outputs"}
+    )
+    state: str | None = None
+    """Shared state URL (``redis://...``). None keeps every trace's state in this process."""
+    state_staleness_s: float = field(default=0.25, metadata=_float(0.0, 60.0, doc="seconds"))
+    """Longest the local view of shared budgets may lag behind the shared store."""
+    state_prefix: str = "spanbreaker"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("enforce", "observe"):
+            raise ConfigError(f"mode={self.mode!r}: expected 'enforce' or 'observe'")
+        for f in dataclasses.fields(self):
+            spec = f.metadata
+            if not spec:
+                continue
+            _check_range(f.name, getattr(self, f.name), spec, f.name)
+        object.__setattr__(self, "allowlist", frozenset(self.allowlist))
+        object.__setattr__(self, "disabled_detectors", frozenset(self.disabled_detectors))
+        object.__setattr__(self, "format_error_types", frozenset(self.format_error_types))
+        object.__setattr__(self, "volatile_arg_keys", frozenset(self.volatile_arg_keys))
+        unknown = self.disabled_detectors - DETECTOR_IDS
+        if unknown:
+            raise ConfigError(
+                f"disabled_detectors: unknown detector id(s) {sorted(unknown)}; known: {sorted(DETECTOR_IDS)}"
+            )
+        tools: dict[str, ToolPolicy] = {}
+        for name, policy in dict(self.tools).items():
+            if isinstance(policy, Mapping):
+                try:
+                    policy = ToolPolicy(**policy)
+                except TypeError as exc:
+                    raise ConfigError(f"tools.{name}: {exc}") from None
+            if not isinstance(policy, ToolPolicy):
+                raise ConfigError(f"tools.{name}={policy!r}: expected a table of ToolPolicy fields")
+            tools[str(name)] = policy
+        object.__setattr__(self, "tools", tools)
+        if self.state is not None and not str(self.state).startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError(f"state={self.state!r}: expected a redis://, rediss:// or unix:// URL")
+
+    # ------------------------------------------------------------------------------------------------
+    def replace(self, **changes: Any) -> BreakerConfig:
+        """A copy with some fields changed (validated like any other)."""
+        _reject_unknown(changes, "keyword")
+        return dataclasses.replace(self, **changes)
+
+    def policy_for(self, tool: str) -> ToolPolicy:
+        return self.tools.get(tool) or _DEFAULT_POLICY
+
+    def is_polling_tool(self, tool: str) -> bool:
+        return tool in self.allowlist or self.policy_for(tool).allow_repeat
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, base: BreakerConfig | None = None) -> BreakerConfig:
+        """``base`` (default: defaults) updated from ``SPANBREAKER_<FIELD>`` variables.
+
+        ``SPANBREAKER_STATE_URL`` is accepted for ``state``; ``SPANBREAKER_TOOLS`` takes JSON.
+        """
+        env = os.environ if environ is None else environ
+        changes: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            names = [ENV_PREFIX + f.name.upper()]
+            if f.name == "state":
+                names.insert(0, ENV_PREFIX + "STATE_URL")
+            for var in names:
+                raw = env.get(var)
+                if raw is None or raw.strip() == "":
+                    continue
+                changes[f.name] = _parse_env(var, f, raw)
+                break
+        base = base or cls()
+        return _build(base, changes, source="environment")
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str], base: BreakerConfig | None = None) -> BreakerConfig:
+        """Read a TOML file: top-level keys are field names; ``[tools.<name>]`` tables are ToolPolicy.
+
+        A ``[spanbreaker]`` table, if present, is used instead of the top level (so the settings can live
+        in a shared file such as ``pyproject.toml`` under ``[tool.spanbreaker]`` too).
+        """
+        p = Path(path)
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{CONFIG_FILE_ENV}: config file {str(p)!r} does not exist") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config file {str(p)!r}: invalid TOML: {exc}") from None
+        if "tool" in data and isinstance(data["tool"], dict) and "spanbreaker" in data["tool"]:
+            data = data["tool"]["spanbreaker"]
+        elif "spanbreaker" in data and isinstance(data["spanbreaker"], dict):
+            data = data["spanbreaker"]
+        changes: dict[str, Any] = {}
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        for key, value in data.items():
+            if key not in fields:
+                raise ConfigError(f"config file {str(p)!r}: unknown key {key!r}; known keys: {sorted(fields)}")
+            changes[key] = _coerce(f"{p.name}: {key}", fields[key], value)
+        return _build(base or cls(), changes, source=f"config file {str(p)!r}")
+
+    @classmethod
+    def load(cls, config: BreakerConfig | None = None, environ: Mapping[str, str] | None = None,
+             **overrides: Any) -> BreakerConfig:
+        """The documented precedence: overrides > environment > TOML file > ``config`` or defaults."""
+        env = os.environ if environ is None else environ
+        base = config or cls()
+        path = env.get(CONFIG_FILE_ENV)
+        if path:
+            base = cls.from_toml(path, base)
+        base = cls.from_env(env, base)
+        if overrides:
+            base = base.replace(**overrides)
+        return base
+
+
+DETECTOR_IDS = frozenset(
+    {
+        "tool_repeat", "tool_streak", "input_fixation", "low_exploration", "error_loop", "format_loop",
+        "context_growth", "token_budget", "call_budget", "cost_budget", "delegation_depth",
+        "delegation_cycle", "delegation_repeat", "validation_failures", "session_bloat", "forced",
+    }
+)
+_DEFAULT_POLICY = ToolPolicy()
+
+
+def _check_range(name: str, value: Any, spec: Mapping[str, Any], label: str) -> None:
+    kind, lo, hi = spec["kind"], spec["lo"], spec["hi"]
+    rng = f">= {lo}" if hi is None else f"between {lo} and {hi}"
+    if kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+        noun = "an integer"
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        noun = "a number"
+    if not ok or value < lo or (hi is not None and value > hi):
+        raise ConfigError(f"{label}={value!r}: expected {noun} {rng} ({spec['doc']})")
+
+
+def _reject_unknown(changes: Mapping[str, Any], source: str) -> None:
+    known = {f.name for f in dataclasses.fields(BreakerConfig)}
+    unknown = set(changes) - known
+    if unknown:
+        raise ConfigError(f"unknown {source} option(s) {sorted(unknown)}; known: {sorted(known)}")
+
+
+def _build(base: BreakerConfig, changes: dict[str, Any], source: str) -> BreakerConfig:
+    try:
+        return dataclasses.replace(base, **changes)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _split(raw: str) -> frozenset[str]:
+    return frozenset(part.strip() for part in raw.split(",") if part.strip())
+
+
+def _parse_env(var: str, f: dataclasses.Field[Any], raw: str) -> Any:
+    spec = f.metadata
+    text = raw.strip()
+    if spec:
+        try:
+            value: Any = int(text) if spec["kind"] == "int" else float(text)
+        except ValueError:
+            noun = "an integer" if spec["kind"] == "int" else "a number"
+            rng = f">= {spec['lo']}" if spec["hi"] is None else f"between {spec['lo']} and {spec['hi']}"
+            raise ConfigError(f"{var}={raw!r}: expected {noun} {rng} ({spec['doc']})") from None
+        _check_range(f.name, value, spec, var)
+        return value
+    if f.name == "mode":
+        if text not in ("enforce", "observe"):
+            raise ConfigError(f"{var}={raw!r}: expected 'enforce' or 'observe'")
+        return text
+    if f.name == "tools":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{var}: expected JSON like {{\"poll\": {{\"allow_repeat\": true}}}}: {exc}") from None
+        return _coerce(var, f, data)
+    if f.name in ("allowlist", "disabled_detectors", "format_error_types", "volatile_arg_keys"):
+        return _split(text)
+    return text
+
+
+def _coerce(label: str, f: dataclasses.Field[Any], value: Any) -> Any:
+    spec = f.metadata
+    if spec:
+        _check_range(f.name, value, spec, label)
+        return value
+    if f.name in ("allowlist", "disabled_detectors", "format_error_types", "volatile_arg_keys"):
+        if isinstance(value, str):
+            return _split(value)
+        if isinstance(value, Iterable) and all(isinstance(v, str) for v in value):
+            return frozenset(value)
+        raise ConfigError(f"{label}={value!r}: expected a list of strings")
+    if f.name == "tools":
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{label}={value!r}: expected a table of tool name -> policy")
+        policies = {}
+        for tool, policy in value.items():
+            if not isinstance(policy, Mapping):
+                raise ConfigError(f"{label}.{tool}={policy!r}: expected a table")
+            unknown = set(policy) - {"repeat_max", "streak_max", "allow_repeat"}
+            if unknown:
+                raise ConfigError(f"{label}.{tool}: unknown key(s) {sorted(unknown)}")
+            try:
+                policies[tool] = ToolPolicy(**policy)
+            except ConfigError as exc:
+                raise ConfigError(f"{label}.{tool}: {exc}") from None
+        return policies
+    if f.name == "mode" and value not in ("enforce", "observe"):
+        raise ConfigError(f"{label}={value!r}: expected 'enforce' or 'observe'")
+    if f.name in ("state", "state_prefix", "mode") and value is not None and not isinstance(value, str):
+        raise ConfigError(f"{label}={value!r}: expected a string")
+    return value

@@ -1,0 +1,35 @@
+"""All detectors, one module per id. ``build_detectors`` gives the enabled ones for a config."""
+
+from __future__ import annotations
+
+from ..config import BreakerConfig
+from .base import Detector, Finding
+from .call_budget import CallBudget
+from .context_growth import ContextGrowth
+from .cost_budget import CostBudget
+from .delegation_cycle import DelegationCycle
+from .delegation_depth import DelegationDepth
+from .delegation_repeat import DelegationRepeat
+from .error_loop import ErrorLoop
+from .format_loop import FormatLoop
+from .input_fixation import InputFixation
+from .low_exploration import LowExploration
+from .session_bloat import SessionBloat
+from .token_budget import TokenBudget
+from .tool_repeat import ToolRepeat
+from .tool_streak import ToolStreak
+from .validation_failures import ValidationFailures
+
+ALL_DETECTORS: tuple[type[Detector], ...] = (
+    # Order matters only for which id is reported when two detectors fire on the same span:
+    # the most specific explanation first, budgets last.
+    DelegationCycle, DelegationDepth, DelegationRepeat, SessionBloat, ContextGrowth, ToolRepeat, InputFixation,
+    ToolStreak, LowExploration, ErrorLoop, FormatLoop, ValidationFailures, CallBudget, TokenBudget, CostBudget,
+)
+
+
+def build_detectors(config: BreakerConfig) -> list[Detector]:
+    return [cls(config) for cls in ALL_DETECTORS if cls.id not in config.disabled_detectors]
+
+
+__all__ = ["ALL_DETECTORS", "Detector", "Finding", "build_detectors"]

@@ -1,0 +1,50 @@
+"""context_growth: the prompt jumps (a step printed a huge DataFrame) or passes an absolute size.
+
+Checked in ``model_start`` from the size of the messages about to be sent (``input.value``, about four
+characters a token), so the inflated call is vetoed before it is paid for, and again in ``model_end`` from
+the reported prompt tokens. Steady growth of a long run is not inflation: only a jump of
+``context_jump_tokens`` that also multiplies the previous prompt by ``context_jump_ratio`` counts. On real
+SWE-bench runs the largest healthy jump was about 40k tokens.
+"""
+
+from __future__ import annotations
+
+from ..signals import ModelCall
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+
+CHARS_PER_TOKEN = 4
+
+
+class ContextGrowth(Detector):
+    id = "context_growth"
+
+    def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        if call.input_chars <= 0:
+            return None
+        estimate = call.input_chars // CHARS_PER_TOKEN
+        previous = scope.slots.get("context_chars")
+        scope.slots["context_chars"] = call.input_chars
+        return self._check(estimate, None if previous is None else previous // CHARS_PER_TOKEN, "estimated")
+
+    def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        if call.prompt_tokens is None:
+            return None
+        previous = scope.slots.get("context_tokens")
+        scope.slots["context_tokens"] = call.prompt_tokens
+        return self._check(call.prompt_tokens, previous, "reported")
+
+    def _check(self, tokens: int, previous: int | None, source: str) -> Finding | None:
+        config = self.config
+        if tokens >= config.max_prompt_tokens:
+            return self.trip(f"prompt of {tokens} tokens ({source}) exceeds {config.max_prompt_tokens}",
+                             prompt_tokens=tokens, limit=config.max_prompt_tokens, source=source)
+        if previous:
+            jump = tokens - previous
+            if jump >= config.context_jump_tokens and tokens >= previous * config.context_jump_ratio:
+                return self.trip(
+                    f"prompt grew by {jump} tokens in one step ({previous} -> {tokens}, {source})",
+                    prompt_tokens=tokens, previous_prompt_tokens=previous, jump_tokens=jump,
+                    limit=config.context_jump_tokens, source=source,
+                )
+        return None

@@ -1,0 +1,30 @@
+"""cost_budget: US dollars per trace, from ``llm.cost.total`` when the instrumentor reports it, otherwise
+from token counts and the model's price in the maintained ``genai-prices`` table."""
+
+from __future__ import annotations
+
+from ..signals import ModelCall
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+
+
+class CostBudget(Detector):
+    id = "cost_budget"
+
+    def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        if trace.usage().cost_usd >= self.config.max_cost_usd:
+            return self._trip(trace)
+        return None
+
+    def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        spent, limit = trace.usage().cost_usd, self.config.max_cost_usd
+        if spent >= limit:
+            return self._trip(trace)
+        if spent >= limit * self.config.budget_warn_fraction:
+            return self.warn(f"${spent:.4f} of ${limit:.2f} spent", cost_usd=round(spent, 6), limit_usd=limit)
+        return None
+
+    def _trip(self, trace: TraceState) -> Finding:
+        spent, limit = trace.usage().cost_usd, self.config.max_cost_usd
+        return self.trip(f"trace spent ${spent:.4f}, budget ${limit:.2f}", cost_usd=round(spent, 6),
+                         limit_usd=limit, model_calls=trace.usage().model_calls)

@@ -1,0 +1,42 @@
+"""error_loop: the same root exception class, step after step (the code-repair loop).
+
+The root class is unwrapped from framework wrappers (smolagents reports a ``KeyError`` in agent code as
+``AgentExecutionError``). Meeting a *different* error is progress and resets the count, as does a clean step.
+Steps are ``Step N`` spans where the framework has them; otherwise each tool call directly under an agent is a
+step. Parse and format errors belong to ``format_loop``.
+"""
+
+from __future__ import annotations
+
+from ..signals import StepEnd, ToolCall
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+
+
+class ErrorLoop(Detector):
+    id = "error_loop"
+
+    def step_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, step: StepEnd) -> Finding | None:
+        return self._observe(scope, step.error, span)
+
+    def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
+        if span.step is not None:
+            return None  # counted once, at the step
+        return self._observe(scope, call.error, span)
+
+    def _observe(self, scope: AgentScope, error: str | None, span: OpenSpan) -> Finding | None:
+        if error in self.config.format_error_types:
+            error = None
+        last, count = scope.slots.get(self.id, (None, 0))
+        count = count + 1 if error is not None and error == last else (1 if error is not None else 0)
+        scope.slots[self.id] = (error, count)
+        limit = self.config.error_repeat_max
+        if error is None:
+            return None
+        if count >= limit:
+            return self.trip(f"{count} consecutive steps failed with {error}", exception_type=error,
+                             consecutive_steps=count, limit=limit)
+        if count == limit - 1:
+            return self.warn(f"{count} consecutive steps failed with {error}", exception_type=error,
+                             consecutive_steps=count, limit=limit)
+        return None

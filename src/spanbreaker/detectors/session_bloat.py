@@ -1,0 +1,32 @@
+"""session_bloat: a reused session drags so much history into the prompt that every run pays for it.
+
+Checked at an agent's first model call, before the model is called: the history messages the framework
+inserted (``"from_history": true`` in the LLM input) and the input size.
+"""
+
+from __future__ import annotations
+
+from ..signals import ModelCall
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+from .context_growth import CHARS_PER_TOKEN
+
+
+class SessionBloat(Detector):
+    id = "session_bloat"
+
+    def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        if scope.slots.get(self.id):
+            return None
+        scope.slots[self.id] = True
+        if call.history_messages <= 0:
+            return None
+        config = self.config
+        tokens = call.input_chars // CHARS_PER_TOKEN
+        if call.history_messages > config.session_history_messages or tokens > config.session_history_tokens:
+            return self.trip(
+                f"session history of {call.history_messages} messages (~{tokens} tokens) sent with the first call",
+                history_messages=call.history_messages, estimated_tokens=tokens,
+                limit_messages=config.session_history_messages, limit_tokens=config.session_history_tokens,
+            )
+        return None

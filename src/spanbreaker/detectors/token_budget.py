@@ -1,0 +1,29 @@
+"""token_budget: tokens per trace, summed over every agent in it (leader and members, nested runs)."""
+
+from __future__ import annotations
+
+from ..signals import ModelCall
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+
+
+class TokenBudget(Detector):
+    id = "token_budget"
+
+    def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        if trace.usage().tokens >= self.config.max_tokens:
+            return self._trip(trace)
+        return None
+
+    def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        used, limit = trace.usage().tokens, self.config.max_tokens
+        if used >= limit:
+            return self._trip(trace)
+        if used >= limit * self.config.budget_warn_fraction:
+            return self.warn(f"{used} of {limit} tokens used", tokens=used, limit=limit)
+        return None
+
+    def _trip(self, trace: TraceState) -> Finding:
+        used, limit = trace.usage().tokens, self.config.max_tokens
+        return self.trip(f"trace used {used} tokens, budget {limit}", tokens=used, limit=limit,
+                         model_calls=trace.usage().model_calls)

@@ -1,0 +1,34 @@
+"""tool_repeat: the identical call, returning the identical result, with nothing changed in between.
+
+Decided in ``tool_start``: the arguments are already on the span, so the next identical call is vetoed
+before it runs. Re-running tests after an edit does not count (the edit changed the world); neither does
+pagination (each page is a different call) nor a call whose result changed. Polling tools on the allowlist
+are exempt (``tool_streak`` still bounds them).
+"""
+
+from __future__ import annotations
+
+from ..signals import ToolCall
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+
+
+class ToolRepeat(Detector):
+    id = "tool_repeat"
+
+    def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
+        config = self.config
+        if config.is_polling_tool(call.name):
+            return None
+        limit = config.policy_for(call.name).repeat_max or config.tool_repeat_max
+        repeats = scope.tools.repeats_without_progress(call.key)
+        if repeats >= limit:
+            return self.trip(
+                f"{call.name} called {repeats + 1} times with identical arguments and identical results, "
+                f"nothing changed in between",
+                tool=call.name, identical_calls=repeats + 1, limit=limit, args_fingerprint=call.key,
+            )
+        if limit > 1 and repeats == limit - 1:
+            return self.warn(f"{call.name} repeated {repeats} times without progress", tool=call.name,
+                             identical_calls=repeats + 1, limit=limit)
+        return None

@@ -1,0 +1,33 @@
+"""tool_streak: one tool called over and over (any arguments) with nothing but empty or error results.
+
+The "repetition storm" with paraphrased or varied arguments: every call comes back empty or failing. A
+pagination run whose pages have content, or a tool that eventually returns something, resets the streak.
+Polling tools get three times the limit: a job that never finishes still ends the run.
+"""
+
+from __future__ import annotations
+
+from ..signals import ToolCall
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+
+
+class ToolStreak(Detector):
+    id = "tool_streak"
+
+    def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
+        streak = scope.slots.get("observation")
+        if streak is None:
+            return None
+        config = self.config
+        limit = config.policy_for(call.name).streak_max or config.tool_streak_max
+        if config.is_polling_tool(call.name):
+            limit *= 3
+        count = streak.unhelpful_streak
+        if count >= limit:
+            return self.trip(f"{call.name} called {count} times in a row with only empty or error results",
+                             tool=call.name, consecutive_calls=count, limit=limit)
+        if count == max(2, limit - 2):
+            return self.warn(f"{call.name}: {count} unhelpful results in a row", tool=call.name,
+                             consecutive_calls=count, limit=limit)
+        return None

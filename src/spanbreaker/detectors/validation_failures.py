@@ -1,0 +1,34 @@
+"""validation_failures: structured output that does not validate, again and again.
+
+A run's structured-output failure is reported by its adapter (Agno's silent ``output_schema`` failures) as
+the span attribute ``spanbreaker.validation_failed = true`` on the agent span, or shows as an agent error of a
+validation class (``ValidationError``, ``OutputCheckError``). Counted per trace and per session, because
+each run of a session is usually its own trace.
+"""
+
+from __future__ import annotations
+
+from ..signals import AgentRun
+from ..tracestate import AgentScope, OpenSpan, TraceState
+from .base import Detector, Finding
+
+VALIDATION_ERRORS = frozenset({"ValidationError", "OutputCheckError", "SchemaValidationError",
+                               "StructuredOutputError", "OutputValidationError"})
+VALIDATION_ATTRIBUTE = "spanbreaker.validation_failed"
+
+
+class ValidationFailures(Detector):
+    id = "validation_failures"
+
+    def agent_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, run: AgentRun) -> Finding | None:
+        if not run.validation_failed:
+            return None
+        count = trace.slots.get(self.id, 0) + 1
+        trace.slots[self.id] = count
+        total = max(count, run.session_failures)
+        limit = self.config.validation_failure_max
+        if total >= limit:
+            return self.trip(f"{total} structured outputs failed validation", failures=total, limit=limit,
+                             agent=run.name)
+        return self.warn(f"structured output failed validation ({total} of {limit})", failures=total,
+                         limit=limit)

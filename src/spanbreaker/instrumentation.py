@@ -1,0 +1,128 @@
+"""``spanbreaker.instrument()``: attach the breaker to a tracer provider and instrument installed frameworks.
+
+One call, idempotent per provider. Works with the global provider or one passed in, including a provider that
+someone else already set up (Phoenix's ``register()``, Agno's ``setup_tracing``, a vendor SDK): the breaker is
+appended as one more span processor next to theirs.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+import threading
+import weakref
+from typing import Any
+
+from opentelemetry import trace
+
+from .adapters import ADAPTER_MODULES
+from .config import BreakerConfig
+from .processor import BreakerSpanProcessor
+
+logger = logging.getLogger("spanbreaker")
+
+_attached: weakref.WeakKeyDictionary[Any, BreakerSpanProcessor] = weakref.WeakKeyDictionary()
+_lock = threading.RLock()
+_instrumented: dict[str, Any] = {}
+_pending: dict[str, Any] = {}
+
+
+def _is_sdk_provider(provider: Any) -> bool:
+    return hasattr(provider, "add_span_processor")
+
+
+def attach(tracer_provider: Any, config: BreakerConfig | None = None) -> BreakerSpanProcessor:
+    """Add one BreakerSpanProcessor to ``tracer_provider`` (once); return the one attached."""
+    with _lock:
+        existing = _attached.get(tracer_provider)
+        if existing is not None:
+            return existing
+        processor = BreakerSpanProcessor(config)
+        tracer_provider.add_span_processor(processor)
+        _attached[tracer_provider] = processor
+        return processor
+
+
+def processor_for(tracer_provider: Any = None) -> BreakerSpanProcessor | None:
+    """The breaker attached to a provider (the global one by default), if any."""
+    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    return _attached.get(provider)
+
+
+def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None, *,
+               create_provider: bool = True) -> BreakerSpanProcessor | None:
+    """Attach the breaker and instrument every supported framework that is installed.
+
+    Args:
+        tracer_provider: an SDK ``TracerProvider``; the global one when omitted.
+        config: the breaker configuration; loaded from ``SPANBREAKER_*`` / ``SPANBREAKER_CONFIG`` when omitted.
+        create_provider: when no SDK provider is set globally, create one (with attribute limits high enough
+            for agent spans) and make it global. With False, attach later, when the application sets its own
+            provider (what the ``opentelemetry-instrument`` hook does).
+
+    Returns the attached processor, or None when attaching was deferred.
+    """
+    with _lock:
+        provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+        if not _is_sdk_provider(provider):
+            if not create_provider:
+                _defer_until_provider_is_set(config)
+                return None
+            from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+
+            provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
+            trace.set_tracer_provider(provider)
+            provider = trace.get_tracer_provider()
+        processor = attach(provider, config)
+        _instrument_frameworks(provider, processor)
+        return processor
+
+
+def _instrument_frameworks(provider: Any, processor: BreakerSpanProcessor) -> None:
+    for module_name in ADAPTER_MODULES:
+        if module_name in _instrumented:
+            continue
+        try:
+            adapter = importlib.import_module(module_name).ADAPTER
+        except ImportError:
+            continue
+        try:
+            if not adapter.available():
+                continue
+            adapter.instrument(provider, processor)
+            _instrumented[module_name] = adapter
+        except Exception:  # a framework's instrumentation failing must not take the application down
+            logger.warning("spanbreaker could not instrument %s", module_name, exc_info=True)
+
+
+def uninstrument() -> None:
+    """Undo framework instrumentation (processors stay attached: the SDK cannot remove them)."""
+    with _lock:
+        for module_name, adapter in list(_instrumented.items()):
+            try:
+                adapter.uninstrument()
+            except Exception:
+                logger.warning("spanbreaker could not uninstrument %s", module_name, exc_info=True)
+            _instrumented.pop(module_name, None)
+
+
+def _defer_until_provider_is_set(config: BreakerConfig | None) -> None:
+    """Wrap ``trace.set_tracer_provider`` so the breaker attaches to whatever provider the app sets."""
+    _pending["config"] = config
+    original = trace.set_tracer_provider
+    if getattr(original, "_spanbreaker", False):
+        return
+
+    @functools.wraps(original)
+    def set_tracer_provider(tracer_provider: Any) -> None:
+        original(tracer_provider)
+        try:
+            provider = trace.get_tracer_provider()
+            if _is_sdk_provider(provider):
+                instrument(provider, _pending.get("config"))
+        except Exception:
+            logger.warning("spanbreaker could not attach to the new tracer provider", exc_info=True)
+
+    set_tracer_provider._spanbreaker = True  # type: ignore[attr-defined]
+    trace.set_tracer_provider = set_tracer_provider

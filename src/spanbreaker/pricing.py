@@ -1,0 +1,58 @@
+"""Model prices from the maintained ``genai-prices`` table (pydantic's), cached per model.
+
+The table is consulted once per (provider, model) for the price of a million input and a million output
+tokens; later calls multiply. Tiered or cached-token prices are approximated by the base rate. Unknown
+models cost nothing here (and ``cost_budget`` cannot trip on them): set ``llm.cost.total`` on spans or a
+token budget instead.
+"""
+
+from __future__ import annotations
+
+import threading
+from decimal import Decimal
+
+_MILLION = 1_000_000
+_cache: dict[tuple[str | None, str], tuple[float, float] | None] = {}
+_lock = threading.Lock()
+
+
+def _lookup(model: str, provider: str | None) -> tuple[float, float] | None:
+    try:
+        from genai_prices import Usage, calc_price
+    except ImportError:  # Python 3.10: the table needs 3.11
+        return None
+    try:
+        prices = []
+        for usage in (Usage(input_tokens=_MILLION, output_tokens=0), Usage(input_tokens=0, output_tokens=_MILLION)):
+            result = calc_price(usage, model_ref=model, provider_id=provider) if provider else calc_price(
+                usage, model_ref=model)
+            prices.append(float(Decimal(result.total_price)) / _MILLION)
+        return prices[0], prices[1]
+    except Exception:
+        if provider:
+            return _lookup(model, None)
+        return None
+
+
+def price_per_token(model: str | None, provider: str | None = None) -> tuple[float, float] | None:
+    """USD per (input token, output token), or None when the model is unknown."""
+    if not model:
+        return None
+    key = (provider, model)
+    try:
+        return _cache[key]
+    except KeyError:
+        pass
+    value = _lookup(model, provider)
+    with _lock:
+        if len(_cache) < 4096:
+            _cache[key] = value
+    return value
+
+
+def cost_usd(model: str | None, provider: str | None, prompt_tokens: int | None,
+             completion_tokens: int | None) -> float:
+    prices = price_per_token(model, provider)
+    if prices is None:
+        return 0.0
+    return (prompt_tokens or 0) * prices[0] + (completion_tokens or 0) * prices[1]

@@ -1,0 +1,603 @@
+"""BreakerSpanProcessor: span in -> signal -> detectors -> per-trace breaker -> trip.
+
+Add it to any SDK ``TracerProvider`` (first or last: on_start marks are exported either way)::
+
+    provider.add_span_processor(spanbreaker.BreakerSpanProcessor())
+
+Contract (in the words of the SDK's ``SpanProcessor``): ``on_start`` and ``on_end`` are called synchronously on
+the thread that starts or ends the span. They never raise anything but the intended trip: every other error
+(odd attributes, a bug, a listener failing) is counted in :attr:`stats`, logged once, and swallowed. Work per
+span is O(1) in the length of the run and bounded in attribute size.
+
+Where the trip reaches the framework: ``on_start`` of a TOOL, LLM or AGENT span raises
+:class:`~spanbreaker.Tripped` (or the variant registered for the span's instrumentation scope) when a detector
+vetoes the call or the trace's breaker is OPEN. The vetoed span is ended here, marked
+``spanbreaker.blocked``, so it is exported rather than lost. A trip found in ``on_end`` (a result, a token
+count) opens the breaker; the next call in the trace is the one blocked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from opentelemetry.context import Context
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.trace import Status, StatusCode
+
+from . import marking
+from .breaker import Admission, BreakerListener, BreakerState, TripRecord
+from .config import BreakerConfig
+from .detectors import Detector, Finding, build_detectors
+from .errors import Tripped, trip_exception_for
+from .pricing import cost_usd
+from .signals import (
+    GATED_KINDS,
+    AgentRun,
+    Kind,
+    ModelCall,
+    StepEnd,
+    ToolCall,
+    agent_start,
+    classify,
+    fill_agent_result,
+    fill_model_result,
+    fill_tool_result,
+    model_start,
+    root_error,
+    tool_start,
+)
+from .tracestate import MAX_OPEN_SPANS, OpenSpan, TraceState
+
+logger = logging.getLogger("spanbreaker")
+
+MAX_RECORDS = 4096
+"""Trip records kept after their trace ended, so a caller can still look a trip up by trace id."""
+MAX_SESSIONS = 10_000
+
+
+@dataclass
+class Stats:
+    spans_started: int = 0
+    spans_ended: int = 0
+    trips: int = 0
+    blocked: int = 0
+    warnings: int = 0
+    internal_errors: int = 0
+    traces_evicted: int = 0
+
+
+@dataclass(slots=True)
+class _Trip:
+    """A trip decided under the trace lock, acted on (marks, listeners, raise) outside it."""
+
+    record: TripRecord
+    targets: list[Any]
+    """Spans to mark: the detection span if still open, then its open ancestors up to the root."""
+    block: Any | None
+    """The span to end as blocked (its call never runs); None when nothing is vetoed."""
+    exception: type[Tripped]
+    raise_it: bool
+    new_trip: bool
+    old_state: BreakerState
+    new_state: BreakerState
+
+
+def _hex_trace(trace_id: int) -> str:
+    return f"{trace_id:032x}"
+
+
+def _hex_span(span_id: int) -> str:
+    return f"{span_id:016x}"
+
+
+def _to_trace_int(trace_id: int | str) -> int:
+    return int(trace_id, 16) if isinstance(trace_id, str) else int(trace_id)
+
+
+class BreakerSpanProcessor(SpanProcessor):
+    """Per-trace circuit breakers fed by agent, tool and LLM spans.
+
+    Args:
+        config: a :class:`BreakerConfig`. When omitted, it is loaded from ``SPANBREAKER_CONFIG`` (TOML) and
+            ``SPANBREAKER_*`` environment variables. An explicit config is used as given.
+        listeners: :class:`~spanbreaker.breaker.BreakerListener` objects.
+        on_trip, on_state_change: plain callbacks, the same as a listener with one method.
+        clock: a monotonic clock in seconds (tests inject one).
+        meter_provider: where trip metrics go; the global one by default (a no-op without an SDK).
+        **overrides: fields of :class:`BreakerConfig` that replace the config's values.
+    """
+
+    def __init__(
+        self,
+        config: BreakerConfig | None = None,
+        *,
+        listeners: Iterable[BreakerListener] = (),
+        on_trip: Callable[[TripRecord], None] | None = None,
+        on_state_change: Callable[[str, BreakerState, BreakerState], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        meter_provider: Any = None,
+        **overrides: Any,
+    ) -> None:
+        base = config if config is not None else BreakerConfig.load()
+        self.config = base.replace(**overrides) if overrides else base
+        self.stats = Stats()
+        self._clock = clock
+        self._enforce = self.config.mode == "enforce"
+        self._cap = self.config.max_attribute_chars
+        self._traces: OrderedDict[int, TraceState] = OrderedDict()
+        self._records: OrderedDict[int, TripRecord] = OrderedDict()
+        self._sessions: OrderedDict[str, int] = OrderedDict()
+        self._table_lock = threading.Lock()
+        self._listeners: list[Any] = list(listeners)
+        self._trip_callbacks: list[Callable[[TripRecord], None]] = [on_trip] if on_trip else []
+        self._state_callbacks: list[Callable[[str, BreakerState, BreakerState], None]] = (
+            [on_state_change] if on_state_change else [])
+        self._detectors = build_detectors(self.config)
+        self._hooks: dict[str, list[Callable[..., Finding | None]]] = {
+            hook: [getattr(d, hook) for d in self._detectors if type(d).overrides(hook)] for hook in Detector.HOOKS
+        }
+        self._logged: set[str] = set()
+        self._since_sweep = 0
+        self._metrics = _make_metrics(meter_provider)
+        self.shared: Any = None
+        """Shared state across processes (``config.state``); attached by :mod:`spanbreaker.state`."""
+        if self.config.state:
+            from .state import attach_shared_state
+
+            attach_shared_state(self)
+
+    # ------------------------------------------------------------------------------------------- public
+    def add_listener(self, listener: BreakerListener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: BreakerListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def trip_record(self, trace_id: int | str) -> TripRecord | None:
+        """The trip of a trace, live or recently ended (bounded LRU), or None."""
+        tid = _to_trace_int(trace_id)
+        trace = self._traces.get(tid)
+        if trace is not None and trace.breaker.record is not None:
+            return trace.breaker.record
+        return self._records.get(tid)
+
+    def state(self, trace_id: int | str) -> BreakerState:
+        trace = self._traces.get(_to_trace_int(trace_id))
+        return trace.breaker.state if trace is not None else BreakerState.CLOSED
+
+    def force_open(self, trace_id: int | str, reason: str = "forced open") -> TripRecord:
+        """Open a trace's breaker from outside (a kill switch); its next call is blocked."""
+        tid = _to_trace_int(trace_id)
+        trace = self._trace(tid, self._clock())
+        with trace.lock:
+            record = TripRecord("forced", reason, _hex_trace(tid), time_unix_nano=time.time_ns())
+            old = trace.breaker.trip(record, self._clock())
+            targets = [e.span for e in trace.open.values() if e.kind is Kind.AGENT] or self._root_targets(trace)
+        self._after_trip(_Trip(record, targets, None, Tripped, False, True, old, BreakerState.OPEN))
+        return record
+
+    def reset(self, trace_id: int | str) -> None:
+        """Close a trace's breaker and forget its detection state (budgets are kept)."""
+        tid = _to_trace_int(trace_id)
+        trace = self._traces.get(tid)
+        if trace is None:
+            self._records.pop(tid, None)
+            return
+        with trace.lock:
+            old = trace.breaker.reset()
+            trace.forget_progress()
+        self._records.pop(tid, None)
+        if self.shared is not None:
+            self._guard(self.shared.reset, tid)
+        self._notify_state(_hex_trace(tid), old, BreakerState.CLOSED)
+
+    def end_open_spans(self, trace_id: int | str, reason: str | None = None) -> int:
+        """End every span of the trace that is still open (youngest first). Returns how many were ended.
+
+        Adapters call this when a run was aborted and the instrumentor left spans open (smolagents leaves the
+        agent span open when ``run()`` raises). With a trip, the spans carry its marks.
+        """
+        tid = _to_trace_int(trace_id)
+        trace = self._traces.get(tid)
+        if trace is None:
+            return 0
+        with trace.lock:
+            entries = list(trace.open.values())
+            record = trace.breaker.record
+        ended = 0
+        for entry in reversed(entries):
+            span = entry.span
+            try:
+                if not span.is_recording():
+                    continue
+                if record is not None:
+                    marking.mark_tripped(span, record.detector, record.reason, {}, self.config.mode)
+                elif reason:
+                    span.set_status(Status(StatusCode.ERROR, reason))
+                span.end()
+                ended += 1
+            except Exception as exc:
+                self._internal_error(exc)
+        return ended
+
+    # ----------------------------------------------------------------------------------- SpanProcessor
+    def on_start(self, span: Span, parent_context: Context | None = None) -> None:
+        try:
+            trip = self._on_start(span)
+        except Exception as exc:
+            self._internal_error(exc)
+            return
+        if trip is not None:
+            self._after_trip(trip)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        try:
+            trip = self._on_end(span)
+        except Exception as exc:
+            self._internal_error(exc)
+            return
+        if trip is not None:
+            with contextlib.suppress(Tripped):  # never raise from on_end: later processors would lose the span
+                self._after_trip(trip)
+
+    def shutdown(self) -> None:
+        if self.shared is not None:
+            self._guard(self.shared.close)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True
+
+    # -------------------------------------------------------------------------------------- internals
+    def _trace(self, trace_id: int, now: float) -> TraceState:
+        traces = self._traces
+        trace = traces.get(trace_id)
+        if trace is not None:
+            trace.last_seen = now
+            return trace
+        with self._table_lock:
+            trace = traces.get(trace_id)
+            if trace is None:
+                trace = TraceState(trace_id, self.config.fixation_similarity, now)
+                traces[trace_id] = trace
+                if len(traces) > self.config.max_traces:
+                    self._evict(traces.popitem(last=False)[1])
+                self._since_sweep += 1
+                if self._since_sweep >= 256:
+                    self._since_sweep = 0
+                    self._sweep(now)
+            return trace
+
+    def _sweep(self, now: float) -> None:
+        """Drop traces idle for longer than the TTL (oldest first). Called with the table lock held."""
+        deadline = now - self.config.trace_ttl_s
+        for tid in list(self._traces.keys())[:64]:
+            trace = self._traces[tid]
+            if trace.last_seen < deadline:
+                del self._traces[tid]
+                self._evict(trace)
+
+    def _evict(self, trace: TraceState) -> None:
+        self.stats.traces_evicted += 1
+        self._keep_record(trace)
+
+    def _keep_record(self, trace: TraceState) -> None:
+        record = trace.breaker.record
+        if record is not None:
+            self._records[trace.trace_id] = record
+            if len(self._records) > MAX_RECORDS:
+                self._records.popitem(last=False)
+
+    def _on_start(self, span: Span) -> _Trip | None:
+        self.stats.spans_started += 1
+        context = span.context
+        if context is None:
+            return None
+        trace_id, span_id = context.trace_id, context.span_id
+        attributes = span.attributes or {}
+        name = span.name
+        kind = classify(name, attributes)
+        parent = span.parent
+        parent_id = parent.span_id if parent is not None else None
+        now = self._clock()
+        trace = self._trace(trace_id, now)
+        with trace.lock:
+            if trace.root_id is None and (parent is None or parent.is_remote or parent_id not in trace.open):
+                trace.root_id = span_id
+            up = trace.open.get(parent_id) if parent_id is not None else None
+            agent, chain, step = (up.agent, up.chain, up.step) if up is not None else ("", (), None)
+            signal: ToolCall | ModelCall | AgentRun | None = None
+            if kind is Kind.AGENT:
+                signal = agent_start(name, attributes, self._cap)
+                agent, chain = signal.name, (*chain, signal.name)
+            elif kind is Kind.CHAIN:
+                step = name if isinstance(name, str) else None
+            entry = OpenSpan(span, parent_id, kind, agent, chain, step, signal)
+            if len(trace.open) < MAX_OPEN_SPANS:
+                trace.open[span_id] = entry
+            if kind not in GATED_KINDS:
+                return None
+            return self._gate(trace, entry, span_id, kind, name, attributes, signal, now)
+
+    def _gate(self, trace: TraceState, entry: OpenSpan, span_id: int, kind: Kind, name: str,
+              attributes: Any, signal: Any, now: float) -> _Trip | None:
+        breaker = trace.breaker
+        record = breaker.record
+        if record is not None:
+            if kind is Kind.LLM:
+                record.model_calls_after += 1
+            elif kind is Kind.TOOL:
+                record.tool_calls_after += 1
+        if self.shared is not None and breaker.state is BreakerState.CLOSED:
+            remote = self._guard(self.shared.remote_trip, trace.trace_id)
+            if remote is not None:
+                old = breaker.trip(remote, now)
+                return self._decide(trace, entry, remote, now, old, start=True, new_trip=True)
+        admission = breaker.admit(now, self.config.half_open_after_s, span_id)
+        if admission is Admission.BLOCK:
+            if not self._enforce or record is None:
+                return None
+            return self._decide(trace, entry, record, now, breaker.state, start=True, new_trip=False)
+        if admission is Admission.PROBE:
+            entry.probe = True
+            self._notify_state(_hex_trace(trace.trace_id), BreakerState.OPEN, BreakerState.HALF_OPEN)
+        scope = trace.scope(entry.agent)
+        finding: Finding | None
+        if kind is Kind.TOOL:
+            trace.totals.tool_calls += 1
+            parent = trace.open.get(entry.parent_id) if entry.parent_id is not None else None
+            if parent is not None:
+                parent.tool_calls += 1
+            call = tool_start(name, attributes, self.config.volatile_arg_keys, self._cap)
+            entry.signal = call
+            finding = self._run(trace, entry, "tool_start", scope, call)
+        elif kind is Kind.LLM:
+            trace.totals.model_calls += 1
+            model = model_start(name, attributes, self._cap)
+            entry.signal = model
+            finding = self._run(trace, entry, "model_start", scope, model)
+        else:
+            finding = self._run(trace, entry, "agent_start", scope, signal)
+        if finding is None:
+            return None
+        return self._trip_from(trace, entry, finding, now, start=True)
+
+    def _run(self, trace: TraceState, entry: OpenSpan, hook: str, scope: Any, signal: Any) -> Finding | None:
+        for check in self._hooks[hook]:
+            finding = check(trace, scope, entry, signal)
+            if finding is None:
+                continue
+            if not finding.warning:
+                return finding
+            self._warn(trace, entry, finding)
+        return None
+
+    def _warn(self, trace: TraceState, entry: OpenSpan, finding: Finding) -> None:
+        key = (finding.detector, entry.agent)
+        if key in trace.warned:
+            return
+        trace.warned.add(key)
+        self.stats.warnings += 1
+        target = entry.span
+        if not target.is_recording() and entry.parent_id is not None:
+            parent = trace.open.get(entry.parent_id)
+            target = parent.span if parent is not None else None
+        if target is not None:
+            marking.mark_warning(target, finding.detector, finding.reason, finding.evidence)
+        if self._metrics is not None:
+            self._metrics.warning(finding.detector)
+
+    def _trip_from(self, trace: TraceState, entry: OpenSpan, finding: Finding, now: float, start: bool) -> _Trip:
+        span = entry.span
+        context = span.context
+        record = TripRecord(
+            detector=finding.detector, reason=finding.reason, trace_id=_hex_trace(trace.trace_id),
+            span_id=_hex_span(context.span_id) if context is not None else None,
+            span_name=span.name if isinstance(span.name, str) else None, step=entry.step,
+            agent=entry.agent or None, evidence=dict(finding.evidence), time_unix_nano=time.time_ns(),
+        )
+        old = trace.breaker.trip(record, now)
+        self.stats.trips += 1
+        if self.shared is not None:
+            self._guard(self.shared.publish_trip, trace.trace_id, record)
+        return self._decide(trace, entry, record, now, old, start=start, new_trip=True)
+
+    def _decide(self, trace: TraceState, entry: OpenSpan, record: TripRecord, now: float, old: BreakerState,
+                *, start: bool, new_trip: bool) -> _Trip:
+        targets: list[Any] = []
+        if new_trip:
+            targets = [entry.span] if entry.span.is_recording() else []
+            targets.extend(self._ancestors(trace, entry))
+        block = None
+        raise_it = False
+        if start and self._enforce:
+            block = entry.span
+            raise_it = True
+            trace.open.pop(entry.span.context.span_id, None)
+            record.blocked_calls += 1
+            self.stats.blocked += 1
+        exception = trip_exception_for(_scope_name(entry.span))
+        return _Trip(record, targets, block, exception, raise_it, new_trip, old, trace.breaker.state)
+
+    def _ancestors(self, trace: TraceState, entry: OpenSpan) -> list[Any]:
+        spans = []
+        seen = 0
+        parent_id = entry.parent_id
+        while parent_id is not None and seen < 256:
+            up = trace.open.get(parent_id)
+            if up is None:
+                break
+            spans.append(up.span)
+            parent_id = up.parent_id
+            seen += 1
+        root = trace.open.get(trace.root_id) if trace.root_id is not None else None
+        if root is not None and root.span not in spans and root is not entry:
+            spans.append(root.span)
+        return spans
+
+    def _root_targets(self, trace: TraceState) -> list[Any]:
+        root = trace.open.get(trace.root_id) if trace.root_id is not None else None
+        return [root.span] if root is not None else []
+
+    def _after_trip(self, trip: _Trip) -> None:
+        """Marks, listeners, metrics, then the block and the raise. Runs without any lock held."""
+        record, mode = trip.record, self.config.mode
+        for span in trip.targets:
+            try:
+                marking.mark_tripped(span, record.detector, record.reason, record.evidence, mode,
+                                     blocked=span is trip.block)
+            except Exception as exc:
+                self._internal_error(exc)
+        if trip.new_trip:
+            if self._metrics is not None:
+                self._metrics.trip(record.detector, record.agent)
+            for callback in self._trip_callbacks:
+                self._guard(callback, record)
+            for listener in self._listeners:
+                if hasattr(listener, "on_trip"):
+                    self._guard(listener.on_trip, record)
+            if trip.old_state is not trip.new_state:
+                self._notify_state(record.trace_id, trip.old_state, trip.new_state)
+        if trip.block is None:
+            return
+        span = trip.block
+        try:
+            if trip.block not in trip.targets:
+                marking.mark_tripped(span, record.detector, record.reason, {}, mode, blocked=True)
+            span.end()
+        except Exception as exc:
+            self._internal_error(exc)
+        if self._metrics is not None:
+            self._metrics.blocked(record.detector, _kind_label(span))
+        if trip.raise_it:
+            raise trip.exception(record.detector, record.reason, record.trace_id, record.evidence,
+                                 blocked=not trip.new_trip)
+
+    def _on_end(self, span: ReadableSpan) -> _Trip | None:
+        self.stats.spans_ended += 1
+        context = span.context
+        if context is None:
+            return None
+        trace = self._traces.get(context.trace_id)
+        if trace is None:
+            return None
+        span_id = context.span_id
+        with trace.lock:
+            entry = trace.open.pop(span_id, None)
+            trip = None
+            if entry is not None:
+                trip = self._account(trace, entry, span)
+            if span_id == trace.root_id:
+                self._drop(trace)
+            return trip
+
+    def _account(self, trace: TraceState, entry: OpenSpan, span: ReadableSpan) -> _Trip | None:
+        attributes = span.attributes or {}
+        now = self._clock()
+        if entry.probe:
+            ok = span.status.status_code is not StatusCode.ERROR
+            new = trace.breaker.probe_ended(ok, now)
+            if ok:
+                trace.forget_progress()
+            self._notify_state(_hex_trace(trace.trace_id), BreakerState.HALF_OPEN, new)
+        if trace.breaker.state is not BreakerState.CLOSED and self._enforce:
+            return None
+        if trace.breaker.record is not None and not self._enforce:
+            return None  # observe mode: the first trip is the one reported
+        kind, signal = entry.kind, entry.signal
+        scope = trace.scope(entry.agent)
+        cfg = self.config
+        finding: Finding | None = None
+        if kind is Kind.TOOL and isinstance(signal, ToolCall):
+            fill_tool_result(signal, attributes, span.events, span.status, self._cap, cfg.format_error_types)
+            scope.slots["observation"] = scope.tools.record(signal)
+            finding = self._run(trace, entry, "tool_end", scope, signal)
+        elif kind is Kind.LLM and isinstance(signal, ModelCall):
+            fill_model_result(signal, attributes)
+            totals = trace.totals
+            totals.tokens += signal.tokens
+            totals.cost_usd += signal.cost_usd if signal.cost_usd is not None else cost_usd(
+                signal.model, signal.provider, signal.prompt_tokens, signal.completion_tokens)
+            if self.shared is not None:
+                self._guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, totals.cost_usd)
+            finding = self._run(trace, entry, "model_end", scope, signal)
+        elif kind is Kind.CHAIN:
+            step = StepEnd(root_error(span.events, span.status, cfg.format_error_types))
+            finding = self._run(trace, entry, "step_end", scope, step)
+        elif kind is Kind.AGENT and isinstance(signal, AgentRun):
+            fill_agent_result(signal, attributes, span.events, span.status, self._cap, cfg.format_error_types)
+            if signal.validation_failed and signal.session:
+                count = self._sessions.get(signal.session, 0) + 1
+                self._sessions[signal.session] = count
+                self._sessions.move_to_end(signal.session)
+                if len(self._sessions) > MAX_SESSIONS:
+                    self._sessions.popitem(last=False)
+                signal.session_failures = count
+            if len(entry.chain) >= 2:
+                caller = trace.scope(entry.chain[-2])
+                caller.delegations.record(ToolCall(signal.name, f"{signal.name}\x1f{signal.task_key}", "",
+                                                   signal.output_key, "", False, signal.error))
+            finding = self._run(trace, entry, "agent_end", scope, signal)
+        if finding is None:
+            return None
+        return self._trip_from(trace, entry, finding, now, start=False)
+
+    def _drop(self, trace: TraceState) -> None:
+        self._keep_record(trace)
+        with self._table_lock:
+            if self._traces.get(trace.trace_id) is trace:
+                del self._traces[trace.trace_id]
+
+    # ------------------------------------------------------------------------------------------ safety
+    def _notify_state(self, trace_hex: str, old: BreakerState, new: BreakerState) -> None:
+        for callback in self._state_callbacks:
+            self._guard(callback, trace_hex, old, new)
+        for listener in self._listeners:
+            if hasattr(listener, "on_state_change"):
+                self._guard(listener.on_state_change, trace_hex, old, new)
+
+    def _guard(self, function: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return function(*args)
+        except Exception as exc:
+            self._internal_error(exc)
+            return None
+
+    def _internal_error(self, exc: BaseException) -> None:
+        self.stats.internal_errors += 1
+        if self._metrics is not None:
+            self._metrics.internal_error()
+        key = type(exc).__name__
+        if key not in self._logged and len(self._logged) < 64:
+            self._logged.add(key)
+            logger.warning("spanbreaker ignored an internal error (%s); the application is unaffected", key,
+                           exc_info=exc)
+
+
+def _scope_name(span: Any) -> str | None:
+    scope = getattr(span, "instrumentation_scope", None)
+    name = getattr(scope, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def _kind_label(span: Any) -> str:
+    attributes = getattr(span, "attributes", None) or {}
+    return classify(getattr(span, "name", ""), attributes).name
+
+
+def _make_metrics(meter_provider: Any) -> Any:
+    try:
+        from .metrics import BreakerMetrics
+    except ImportError:
+        return None
+    try:
+        return BreakerMetrics(meter_provider=meter_provider)
+    except Exception:
+        return None

@@ -1,0 +1,136 @@
+"""Progress tracking: did anything change since the agent last made this call?
+
+This is what makes spanbreaker usable on real runs. A coding agent re-runs its tests after every edit and
+gets the same failure many times: that is work, not a loop, because an edit happened in between. So a
+repetition only counts while *nothing changed*:
+
+* exact tier: a call changes the world (advances ``change_seq``) when its (tool, arguments) key is new in
+  this agent's history, or when it returned a different result than the last time it was made. An identical
+  call with an identical result and no change since its previous occurrence extends its streak.
+* near-duplicate tier: a call is "new" unless an earlier call of the same tool had similar arguments *and* a
+  similar result (rapidfuzz ratio on bounded, normalised text). A run of calls that are not new is an agent
+  going round in circles (``low_exploration``); the paraphrases of one query within that run are fixation.
+
+Everything is bounded: at most :data:`MAX_KEYS` keys and :data:`RECENT` recent calls per agent scope.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+
+from rapidfuzz.fuzz import ratio
+
+from .signals import ToolCall
+
+MAX_KEYS = 512
+RECENT = 16
+
+
+@dataclass(slots=True)
+class _KeyHistory:
+    result_key: str
+    streak: int
+    mark: int
+
+
+@dataclass(slots=True)
+class _Recent:
+    tool: str
+    key: str
+    args_text: str
+    result_key: str
+    result_text: str
+    run: int
+
+
+@dataclass(slots=True)
+class Observation:
+    """What recording one finished call found."""
+
+    new: bool
+    """New query or new information (near-duplicate tier)."""
+    stale_run: int
+    """Consecutive calls, this one included, that were not new."""
+    paraphrases: int
+    """Calls in the current stale run with similar-but-not-identical arguments and a similar result."""
+    unhelpful_streak: int
+    """Consecutive calls of this tool whose results were empty or errors (this one included)."""
+
+
+class ToolHistory:
+    """One agent scope's call history. The processor holds the trace lock around every method."""
+
+    __slots__ = ("_keys", "_recent", "_run", "_stale_run", "_streak_tool", "_unhelpful", "change_seq", "similarity")
+
+    def __init__(self, similarity: float) -> None:
+        self.similarity = similarity
+        self.change_seq = 0
+        self._keys: OrderedDict[str, _KeyHistory] = OrderedDict()
+        self._recent: deque[_Recent] = deque(maxlen=RECENT)
+        self._run = 0
+        self._stale_run = 0
+        self._streak_tool = ""
+        self._unhelpful = 0
+
+    def repeats_without_progress(self, key: str) -> int:
+        """How many identical calls with identical results ran since anything last changed."""
+        history = self._keys.get(key)
+        if history is None or history.mark != self.change_seq:
+            return 0
+        return history.streak
+
+    def record(self, call: ToolCall) -> Observation:
+        self._record_exact(call)
+        new, paraphrases = self._near_duplicates(call)
+        if new:
+            self._run += 1
+            self._stale_run = 0
+        else:
+            self._stale_run += 1
+        self._recent.append(_Recent(call.name, call.key, call.args_text, call.result_key, call.result_text,
+                                    self._run))
+        unhelpful = call.empty or call.error is not None
+        if call.name == self._streak_tool and unhelpful:
+            self._unhelpful += 1
+        else:
+            self._streak_tool = call.name
+            self._unhelpful = 1 if unhelpful else 0
+        return Observation(new, self._stale_run, paraphrases, self._unhelpful)
+
+    def _record_exact(self, call: ToolCall) -> None:
+        history = self._keys.get(call.key)
+        if history is None:
+            self.change_seq += 1
+            self._keys[call.key] = _KeyHistory(call.result_key, 1, self.change_seq)
+            if len(self._keys) > MAX_KEYS:
+                self._keys.popitem(last=False)
+            return
+        self._keys.move_to_end(call.key)
+        if history.result_key == call.result_key and history.mark == self.change_seq:
+            history.streak += 1
+            return
+        if history.result_key != call.result_key:
+            self.change_seq += 1
+        history.result_key = call.result_key
+        history.streak = 1
+        history.mark = self.change_seq
+
+    def _near_duplicates(self, call: ToolCall) -> tuple[bool, int]:
+        cutoff = self.similarity
+        new = True
+        paraphrases = 0
+        for prev in self._recent:
+            if prev.tool != call.name:
+                continue
+            same_args = prev.key == call.key or ratio(prev.args_text, call.args_text, score_cutoff=cutoff) > 0
+            if not same_args:
+                continue
+            same_result = prev.result_key == call.result_key or ratio(
+                prev.result_text, call.result_text, score_cutoff=cutoff) > 0
+            if not same_result:
+                continue
+            new = False
+            if prev.run == self._run and prev.key != call.key:
+                paraphrases += 1
+        return new, paraphrases

@@ -1,0 +1,303 @@
+"""From spans to framework-neutral signals: what kind of span this is, and the figures the detectors need.
+
+Reads OpenInference attributes (``openinference.span.kind``, ``tool.name``, ``input.value``,
+``llm.token_count.*``, ``llm.cost.*``) and the OTel GenAI ones (``gen_ai.operation.name``,
+``gen_ai.tool.name``, ``gen_ai.usage.*``). When span limits evicted the kind attribute (Agno's LLM spans under
+the default 128-attribute limit), the span name decides.
+
+Every reader here tolerates missing, oddly typed or huge values: it returns ``None`` or a bounded value,
+never raises for bad input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from .fingerprint import canonical_args, digest, is_empty_result, similarity_text
+
+
+class Kind(IntEnum):
+    OTHER = 0
+    AGENT = 1
+    CHAIN = 2
+    LLM = 3
+    TOOL = 4
+
+
+_KIND_BY_OPENINFERENCE = {
+    "AGENT": Kind.AGENT, "CHAIN": Kind.CHAIN, "LLM": Kind.LLM, "TOOL": Kind.TOOL,
+}
+_KIND_BY_GENAI_OPERATION = {
+    "invoke_agent": Kind.AGENT, "create_agent": Kind.AGENT, "invoke_workflow": Kind.CHAIN,
+    "execute_tool": Kind.TOOL, "chat": Kind.LLM, "text_completion": Kind.LLM, "generate_content": Kind.LLM,
+}
+_LLM_NAME_SUFFIXES = (".invoke", ".ainvoke", ".invoke_stream", ".ainvoke_stream", ".generate", ".generate_stream",
+                      ".create", ".acreate")
+_AGENT_NAME_SUFFIXES = (".run", ".arun")
+
+GATED_KINDS = frozenset({Kind.AGENT, Kind.LLM, Kind.TOOL})
+"""Span kinds that stand for a call the breaker can veto."""
+
+
+def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
+    """The span's kind from its attributes, else from its name."""
+    value = attributes.get("openinference.span.kind")
+    if isinstance(value, str):
+        kind = _KIND_BY_OPENINFERENCE.get(value.upper())
+        if kind is not None:
+            return kind
+    value = attributes.get("gen_ai.operation.name")
+    if isinstance(value, str):
+        kind = _KIND_BY_GENAI_OPERATION.get(value)
+        if kind is not None:
+            return kind
+    if not isinstance(name, str):
+        return Kind.OTHER
+    if name.endswith(_LLM_NAME_SUFFIXES):
+        return Kind.LLM
+    if name.endswith(_AGENT_NAME_SUFFIXES):
+        return Kind.AGENT
+    if name.startswith("Step "):
+        return Kind.CHAIN
+    if name.startswith("invoke_agent "):
+        return Kind.AGENT
+    if name.startswith("execute_tool "):
+        return Kind.TOOL
+    return Kind.OTHER
+
+
+# ----------------------------------------------------------------------------------------------- readers
+def as_str(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, float):
+        return int(value) if value == value and 0 <= value < 1e18 else None
+    if isinstance(value, str) and 0 < len(value) < 19 and value.isdigit():
+        return int(value)
+    return None
+
+
+def as_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        f = float(value)
+        return f if f == f and 0.0 <= f < 1e15 else None
+    if isinstance(value, str) and 0 < len(value) < 32:
+        try:
+            f = float(value)
+        except ValueError:
+            return None
+        return f if f == f and 0.0 <= f < 1e15 else None
+    return None
+
+
+def _pick(attributes: Mapping[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+# ----------------------------------------------------------------------------------------------- signals
+@dataclass(slots=True)
+class ToolCall:
+    """A tool span: what was asked at start, what came back at end."""
+
+    name: str
+    key: str
+    """Fingerprint of (tool name, canonical arguments)."""
+    args_text: str
+    """Normalised, truncated arguments for near-duplicate comparison (never exported)."""
+    result_key: str = ""
+    result_text: str = ""
+    empty: bool = False
+    error: str | None = None
+    """Root exception class name when the call failed."""
+
+
+@dataclass(slots=True)
+class ModelCall:
+    model: str | None
+    provider: str | None = None
+    input_chars: int = 0
+    history_messages: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    cost_usd: float | None = None
+
+    @property
+    def tokens(self) -> int:
+        if self.total_tokens is not None:
+            return self.total_tokens
+        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+
+
+@dataclass(slots=True)
+class StepEnd:
+    error: str | None
+    """Root exception class of the step's error, ``None`` for a clean step."""
+
+
+@dataclass(slots=True)
+class AgentRun:
+    name: str
+    task_key: str
+    output_key: str = ""
+    output_text: str | None = None
+    error: str | None = None
+    session: str | None = None
+    validation_failed: bool = False
+    session_failures: int = 0
+
+
+def tool_name(name: str, attributes: Mapping[str, Any]) -> str:
+    value = _pick(attributes, "tool.name", "gen_ai.tool.name")
+    text = as_str(value)
+    if text:
+        return text[:128]
+    if isinstance(name, str) and name.startswith("execute_tool "):
+        return name[len("execute_tool "):][:128]
+    return str(name)[:128] if isinstance(name, str) else "tool"
+
+
+def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> ToolCall:
+    tool = tool_name(name, attributes)
+    raw = _pick(attributes, "input.value", "gen_ai.tool.call.arguments", "tool.parameters")
+    text = canonical_args(raw if isinstance(raw, str) else as_str(raw), volatile, cap)
+    return ToolCall(name=tool, key=digest(f"{tool}\x1f{text}", cap), args_text=similarity_text(text))
+
+
+def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
+                     cap: int, format_types: frozenset[str]) -> None:
+    output = as_str(_pick(attributes, "output.value", "gen_ai.tool.call.result"))
+    call.error = root_error(events, status, format_types)
+    text = output if output is not None else ""
+    if call.error is not None and not text:
+        text = f"error:{call.error}"
+    call.result_key = digest(text, cap)
+    call.result_text = similarity_text(text)
+    call.empty = call.error is None and is_empty_result(output)
+
+
+def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall:
+    model = as_str(_pick(attributes, "llm.model_name", "gen_ai.request.model", "gen_ai.response.model"))
+    raw = attributes.get("input.value")
+    input_chars = len(raw) if isinstance(raw, str) else 0
+    history = 0
+    if isinstance(raw, str) and "from_history" in raw[:cap]:
+        history = raw[:cap].count('"from_history": true') + raw[:cap].count('"from_history":true')
+    return ModelCall(model=model, input_chars=input_chars, history_messages=history)
+
+
+def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
+    call.model = as_str(_pick(attributes, "llm.model_name", "gen_ai.response.model", "gen_ai.request.model")) \
+        or call.model
+    call.provider = as_str(_pick(attributes, "llm.provider", "gen_ai.provider.name", "gen_ai.system", "llm.system"))
+    call.prompt_tokens = as_int(_pick(attributes, "llm.token_count.prompt", "gen_ai.usage.input_tokens",
+                                      "gen_ai.usage.prompt_tokens"))
+    call.completion_tokens = as_int(_pick(attributes, "llm.token_count.completion", "gen_ai.usage.output_tokens",
+                                          "gen_ai.usage.completion_tokens"))
+    call.total_tokens = as_int(attributes.get("llm.token_count.total"))
+    call.cost_usd = as_float(attributes.get("llm.cost.total"))
+    if call.input_chars == 0:
+        raw = attributes.get("input.value")
+        call.input_chars = len(raw) if isinstance(raw, str) else 0
+
+
+def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
+    value = as_str(_pick(attributes, "agent.name", "gen_ai.agent.name", "graph.node.name"))
+    if value:
+        return value[:128]
+    if isinstance(name, str):
+        for suffix in _AGENT_NAME_SUFFIXES:
+            if name.endswith(suffix):
+                return name[: -len(suffix)][:128]
+        if name.startswith("invoke_agent "):
+            return name[len("invoke_agent "):][:128]
+        return name[:128]
+    return "agent"
+
+
+def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
+    agent = agent_name(name, attributes)
+    task = as_str(attributes.get("input.value")) or ""
+    return AgentRun(name=agent, task_key=digest(task, cap),
+                    session=as_str(_pick(attributes, "session.id", "gen_ai.conversation.id")))
+
+
+def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
+                      cap: int, format_types: frozenset[str]) -> None:
+    output = as_str(attributes.get("output.value"))
+    run.output_text = output[:cap] if output is not None else None
+    run.output_key = digest(output or "", cap)
+    run.error = root_error(events, status, format_types)
+    run.validation_failed = attributes.get("spanbreaker.validation_failed") is True or run.error in _VALIDATION_ERRORS
+
+
+# ----------------------------------------------------------------------------------------------- errors
+_WRAPPER_ERRORS = frozenset(
+    {"AgentExecutionError", "AgentToolExecutionError", "AgentToolCallError", "AgentGenerationError",
+     "InterpreterError", "AgentError", "FrameworkError", "ToolError", "AgentRunException", "ExceptionGroup"}
+)
+_ERROR_NAME = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt))\b")
+_MESSAGE_CHARS = 4096
+_VALIDATION_ERRORS = frozenset({"ValidationError", "OutputCheckError", "SchemaValidationError",
+                                "StructuredOutputError", "OutputValidationError"})
+
+
+def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str]) -> str | None:
+    """The root exception class of a failed span, unwrapping framework wrappers.
+
+    smolagents wraps a ``KeyError`` as ``AgentExecutionError`` whose message ends in ``KeyError: 'x'``; the
+    root is the last non-wrapper class named in the message. Returns ``None`` for a span that did not fail.
+    """
+    found: str | None = None
+    message: str | None = None
+    try:
+        for event in events or ():
+            if getattr(event, "name", None) != "exception":
+                continue
+            attributes = getattr(event, "attributes", None) or {}
+            etype = as_str(attributes.get("exception.type"))
+            if etype:
+                found = etype.rsplit(".", 1)[-1][:128]
+                message = as_str(attributes.get("exception.message"))
+    except Exception:  # odd event objects: treat as no event
+        found = None
+    failed = found is not None
+    description = None
+    code = getattr(status, "status_code", None)
+    if code is not None and getattr(code, "name", "") == "ERROR":
+        failed = True
+        description = as_str(getattr(status, "description", None))
+    if not failed:
+        return None
+    if found is not None and found in format_types:
+        return found
+    if found is None or found in _WRAPPER_ERRORS:
+        text = message or description or ""
+        names: list[str] = [n for n in _ERROR_NAME.findall(text[:_MESSAGE_CHARS]) if n not in _WRAPPER_ERRORS]
+        if names:
+            return names[-1]
+        if found is None and description:
+            head = description.split(":", 1)[0].strip()
+            if head.isidentifier():
+                return head[:128]
+    return found if found is not None else "Error"

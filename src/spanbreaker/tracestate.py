@@ -1,0 +1,95 @@
+"""Per-trace and per-agent state the processor keeps while a trace is live.
+
+A trace's state is dropped when its local root span ends; an LRU cap and an idle TTL cover traces whose root
+never ends. Agent scopes are keyed by agent *name* within the trace, so a managed agent called five times
+shares one history (its repeated delegations are visible) while its calls never mix with its caller's.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from .breaker import TraceBreaker
+from .progress import ToolHistory
+from .signals import AgentRun, Kind, ModelCall, ToolCall
+
+MAX_OPEN_SPANS = 4096
+"""Open spans tracked per trace; beyond it new spans are not tracked (they still export normally)."""
+
+
+@dataclass(slots=True)
+class OpenSpan:
+    span: Any
+    parent_id: int | None
+    kind: Kind
+    agent: str
+    """Name of the nearest agent (itself for AGENT spans); '' outside any agent."""
+    chain: tuple[str, ...]
+    """Agent names from the root down to this span's agent."""
+    step: str | None
+    """Name of the nearest CHAIN ('Step N') span, if any."""
+    signal: ToolCall | ModelCall | AgentRun | None = None
+    probe: bool = False
+    tool_calls: int = 0
+    """Tool calls started under this span (CHAIN spans: per-step count)."""
+
+
+@dataclass(slots=True)
+class AgentScope:
+    name: str
+    tools: ToolHistory
+    delegations: ToolHistory
+    slots: dict[str, Any] = field(default_factory=dict)
+    """Per-detector state for this agent (keyed by detector id)."""
+
+
+@dataclass(slots=True)
+class Totals:
+    tokens: int = 0
+    model_calls: int = 0
+    tool_calls: int = 0
+    cost_usd: float = 0.0
+
+
+class TraceState:
+    __slots__ = ("breaker", "last_seen", "lock", "open", "remote", "root_id", "scopes", "similarity", "slots",
+                 "totals", "trace_id", "warned")
+
+    def __init__(self, trace_id: int, similarity: float, now: float) -> None:
+        self.trace_id = trace_id
+        self.similarity = similarity
+        self.lock = threading.RLock()
+        self.breaker = TraceBreaker()
+        self.open: dict[int, OpenSpan] = {}
+        self.root_id: int | None = None
+        self.scopes: dict[str, AgentScope] = {}
+        self.slots: dict[str, Any] = {}
+        self.totals = Totals()
+        self.remote = Totals()
+        """What other processes spent on this trace (shared state); zero when state is local."""
+        self.warned: set[tuple[str, str]] = set()
+        self.last_seen = now
+
+    def scope(self, agent: str) -> AgentScope:
+        scope = self.scopes.get(agent)
+        if scope is None:
+            scope = AgentScope(agent, ToolHistory(self.similarity), ToolHistory(self.similarity))
+            if len(self.scopes) < 256:
+                self.scopes[agent] = scope
+        return scope
+
+    def usage(self) -> Totals:
+        """Budgets are judged on this: local spending plus what other processes reported."""
+        local, remote = self.totals, self.remote
+        if not (remote.tokens or remote.model_calls or remote.tool_calls or remote.cost_usd):
+            return local
+        return Totals(local.tokens + remote.tokens, local.model_calls + remote.model_calls,
+                      local.tool_calls + remote.tool_calls, local.cost_usd + remote.cost_usd)
+
+    def forget_progress(self) -> None:
+        """After a successful HALF_OPEN probe: start detection afresh, keep the budgets."""
+        self.scopes.clear()
+        self.slots.clear()
+        self.warned.clear()
