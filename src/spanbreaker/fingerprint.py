@@ -8,12 +8,10 @@ hex digests: they are what the breaker keeps and what it may write into evidence
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from hashlib import blake2b
 from typing import Any
 
-_WS = re.compile(r"\s+")
 _EMPTY_RESULTS = frozenset(
     {"", "[]", "{}", "null", "none", "()", '""', "''", "no results", "no results found", "not found", "0 results",
      "nothing found", "empty"}
@@ -64,10 +62,13 @@ def _drop_volatile(value: dict[str, Any], volatile_keys: frozenset[str]) -> dict
     return {k: v for k, v in value.items() if k not in volatile_keys}
 
 
+_PUNCTUATION = str.maketrans({c: " " for c in '{}[]",:\''})
+
+
 def similarity_text(text: str) -> str:
-    """Lower-cased, whitespace-folded, at most :data:`SIMILARITY_CHARS` characters."""
-    head = text[: SIMILARITY_CHARS * 4]
-    return _WS.sub(" ", head).strip().lower()[:SIMILARITY_CHARS]
+    """Lower-cased, JSON punctuation and whitespace folded, at most :data:`SIMILARITY_CHARS` characters."""
+    head = text[: SIMILARITY_CHARS * 4].translate(_PUNCTUATION)
+    return " ".join(head.split()).lower()[:SIMILARITY_CHARS]
 
 
 def is_empty_result(text: str | None) -> bool:

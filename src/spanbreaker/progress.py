@@ -8,8 +8,11 @@ repetition only counts while *nothing changed*:
   this agent's history, or when it returned a different result than the last time it was made. An identical
   call with an identical result and no change since its previous occurrence extends its streak.
 * near-duplicate tier: a call is "new" unless an earlier call of the same tool had similar arguments *and* a
-  similar result (rapidfuzz ratio on bounded, normalised text). A run of calls that are not new is an agent
-  going round in circles (``low_exploration``); the paraphrases of one query within that run are fixation.
+  similar result (rapidfuzz on bounded, normalised text; word order ignored for arguments). A run of calls
+  that are not new is an agent going round in circles (``low_exploration``); the paraphrases of one query
+  within that run are fixation.
+  A short or empty result carries no information to compare (an edit command prints nothing), so such calls
+  are compared by their exact arguments only: ten different edits are ten changes, not one paraphrased query.
 
 Everything is bounded: at most :data:`MAX_KEYS` keys and :data:`RECENT` recent calls per agent scope.
 """
@@ -19,12 +22,14 @@ from __future__ import annotations
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 
-from rapidfuzz.fuzz import ratio
+from rapidfuzz.fuzz import ratio, token_sort_ratio
 
 from .signals import ToolCall
 
 MAX_KEYS = 512
 RECENT = 16
+INFORMATIVE_CHARS = 64
+"""Results shorter than this (normalised) are compared by exact arguments only."""
 
 
 @dataclass(slots=True)
@@ -120,10 +125,12 @@ class ToolHistory:
         cutoff = self.similarity
         new = True
         paraphrases = 0
+        fuzzy = len(call.result_text) >= INFORMATIVE_CHARS
         for prev in self._recent:
             if prev.tool != call.name:
                 continue
-            same_args = prev.key == call.key or ratio(prev.args_text, call.args_text, score_cutoff=cutoff) > 0
+            same_args = prev.key == call.key or (
+                fuzzy and _similar_args(prev.args_text, call.args_text, cutoff))
             if not same_args:
                 continue
             same_result = prev.result_key == call.result_key or ratio(
@@ -134,3 +141,8 @@ class ToolHistory:
             if prev.run == self._run and prev.key != call.key:
                 paraphrases += 1
         return new, paraphrases
+
+
+def _similar_args(a: str, b: str, cutoff: float) -> bool:
+    """Paraphrase test: character edits ("span-processor") or reordered words ("example python ...")."""
+    return ratio(a, b, score_cutoff=cutoff) > 0 or token_sort_ratio(a, b, score_cutoff=cutoff) > 0

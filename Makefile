@@ -1,0 +1,58 @@
+# Two set-up commands for a fresh machine (each creates .venv in the repo root and installs what it needs):
+#   make demo   - an offline smolagents CodeAgent falls into a code-repair loop and is tripped
+#   make test   - lint, type-check and the default test suite
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+
+.PHONY: demo test lint unit test-browser test-phoenix bench redis-server chromium clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+$(VENV)/.demo-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e '.[smolagents]'
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q -e '.[dev]'
+	touch $@ $(VENV)/.demo-installed
+
+demo: $(VENV)/.demo-installed
+	$(PY) examples/smolagents_code_repair_loop.py
+
+# A real redis-server for the shared-state tests (Debian's package; installed when missing).
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing redis-server (Debian package)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+lint: $(VENV)/.dev-installed
+	$(VENV)/bin/ruff check src tests examples benchmarks
+	$(VENV)/bin/mypy
+
+unit: $(VENV)/.dev-installed redis-server
+	$(PY) -m pytest -q -m "not phoenix and not browser"
+
+test: lint unit
+
+test-browser: $(VENV)/.dev-installed chromium
+	$(PY) -m pytest -q -m browser
+
+test-phoenix: $(VENV)/.dev-installed
+	$(PY) -m pytest -q -m phoenix
+
+bench: $(VENV)/.dev-installed
+	$(PY) benchmarks/processor_cost.py
+	$(PY) benchmarks/detection_swebench.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,386 @@
+"""Every detector proven twice: it trips on the failure it exists for, and stays quiet on the healthy
+look-alike. Other detectors are disabled where they would fire on the same scenario, so each test proves the
+detector it names (the framework suites run everything at defaults)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import spanbreaker
+from spanbreaker.config import DETECTOR_IDS
+
+from .spans import Harness, attrs, make_harness
+
+
+def only(detector: str, **overrides: object) -> Harness:
+    """A harness where every detector but ``detector`` is disabled."""
+    others = DETECTOR_IDS - {detector, "forced"}
+    return make_harness(disabled_detectors=frozenset(others), **overrides)
+
+
+def tripped(h: Harness) -> str | None:
+    return h.trips[0].detector if h.trips else None
+
+
+# ------------------------------------------------------------------------------------------ tool_repeat
+def test_tool_repeat_trips_on_identical_call_and_result_before_the_call_runs(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():
+        for n in range(1, 10):
+            with harness.step(n):
+                harness.llm()
+                harness.tool("search", {"query": "otel span processor"}, output="[]")
+    assert caught.value.detector == "tool_repeat"
+    tools = harness.named("SimpleTool")
+    assert len(tools) == 4  # three ran, the fourth was vetoed and exported as blocked
+    assert attrs(tools[-1])["spanbreaker.blocked"] is True
+    assert "spanbreaker.blocked" not in attrs(tools[0])
+
+
+def test_tool_repeat_quiet_when_tests_rerun_after_each_edit(harness: Harness) -> None:
+    with harness.agent():
+        for n in range(1, 25):
+            with harness.step(n):
+                harness.llm()
+                if n % 2:
+                    harness.tool("bash", {"command": f"sed -i 's/v{n}/v{n + 1}/' src/module.py"}, output="")
+                else:
+                    harness.tool("bash", {"command": "python -m pytest tests/test_x.py"}, output="1 failed")
+    assert harness.trips == []
+
+
+def test_tool_repeat_quiet_on_pagination_and_on_changing_results(harness: Harness) -> None:
+    with harness.agent():
+        for page in range(1, 30):
+            harness.tool("list_issues", {"page": page}, output=f"issues {page * 10}..{page * 10 + 9}")
+        for attempt in range(10):
+            harness.tool("job_status", {"job": "42"}, output=f"progress {attempt * 10}%")
+    assert harness.trips == []
+
+
+def test_tool_repeat_exempts_polling_tools_on_the_allowlist() -> None:
+    h = make_harness(allowlist=frozenset({"check_job_status"}))
+    with h.agent():
+        for _ in range(12):
+            h.tool("check_job_status", {"job_id": "job-123"}, output="running")
+    assert h.trips == []
+
+
+def test_tool_repeat_per_tool_override() -> None:
+    h = make_harness(tools={"fetch": spanbreaker.ToolPolicy(repeat_max=1)})
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for _ in range(3):
+            h.tool("fetch", {"url": "https://example.invalid"}, output="403 Forbidden")
+    assert len(h.named("SimpleTool")) == 2
+
+
+def test_graduated_response_warns_before_the_trip(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped), harness.agent():
+        for _ in range(5):
+            harness.tool("search", {"q": "x"}, output="nothing")
+    warned = [s for s in harness.named("SimpleTool") if any(e.name == "spanbreaker.warning" for e in s.events)]
+    assert warned and warned[0].start_time < harness.named("SimpleTool")[-1].start_time
+
+
+# ------------------------------------------------------------------------------------------ tool_streak
+def test_tool_streak_trips_on_varied_queries_that_all_come_back_empty() -> None:
+    h = only("tool_streak")
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for n in range(12):
+            h.tool("search", {"query": f"completely different topic number {n} {'x' * n}"}, output="[]")
+    assert tripped(h) == "tool_streak"
+    assert h.trips[0].evidence["consecutive_calls"] == 10
+
+
+def test_tool_streak_quiet_when_results_have_content() -> None:
+    h = only("tool_streak")
+    with h.agent():
+        for n in range(40):
+            h.tool("search", {"query": f"topic {n}"}, output="[]" if n % 3 else f"result {n}")
+    assert h.trips == []
+
+
+def test_tool_streak_polling_tool_gets_three_times_the_limit() -> None:
+    h = only("tool_streak", allowlist=frozenset({"poll"}))
+    with h.agent():
+        for _ in range(29):
+            h.tool("poll", {"job": "1"}, output="")
+    assert h.trips == []
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for _ in range(31):
+            h.tool("poll", {"job": "2"}, output="")
+    assert tripped(h) == "tool_streak"
+
+
+# ---------------------------------------------------------------------------------------- input_fixation
+PARAPHRASES = [
+    "python opentelemetry span processor example",
+    "python opentelemetry span processor examples",
+    "python opentelemetry span-processor example",
+    "example python opentelemetry span processor",
+    "python open telemetry span processor example",
+    "python opentelemetry spanprocessor example",
+    "opentelemetry python span processor example",
+]
+
+
+SEARCH_RESULT = ("1. Processors - opentelemetry.io/docs/concepts/signals/traces: span processors receive spans "
+                 "on start and on end. 2. SDK reference - opentelemetry-python.readthedocs.io")
+
+
+def test_input_fixation_trips_on_paraphrases_with_the_same_result() -> None:
+    h = only("input_fixation")
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for query in PARAPHRASES:
+            h.tool("web_search", {"query": query}, output=SEARCH_RESULT)
+    assert tripped(h) == "input_fixation"
+
+
+def test_input_fixation_quiet_on_faceted_search_with_differing_results() -> None:
+    h = only("input_fixation")
+    with h.agent():
+        for n, query in enumerate(PARAPHRASES * 3):
+            h.tool("web_search", {"query": query, "facet": n}, output=f"results for facet {n}: doc-{n * 7}")
+    assert h.trips == []
+
+
+# --------------------------------------------------------------------------------------- low_exploration
+def test_low_exploration_trips_on_an_echo_loop() -> None:
+    h = only("low_exploration")
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for n in range(14):
+            h.tool("search", {"query": f"facts about the treaty of {('Utrecht', 'Utrecht.')[n % 2]}"},
+                   output="The treaty of Utrecht was signed in 1713 and ended the War of the Spanish Succession.")
+            h.tool("summarise", {"text": f"The treaty of Utrecht was signed in 1713{'.' * (n % 3)}"},
+                   output="Summary: signed in 1713; it ended the War of the Spanish Succession in Europe.")
+    assert tripped(h) == "low_exploration"
+
+
+def test_low_exploration_quiet_when_research_keeps_reaching_new_sources() -> None:
+    h = only("low_exploration")
+    with h.agent():
+        for n in range(40):
+            h.tool("search", {"query": f"source {n} on the treaty"}, output=f"document {n}: {n * 31} new facts")
+            h.tool("summarise", {"text": f"document {n}"}, output=f"summary of doc {n} with fact {n * 17}")
+    assert h.trips == []
+
+
+# -------------------------------------------------------------------------------------------- error_loop
+KEYERROR = ("Code execution failed at line 'print(d[\"missing\"])' due to: InterpreterError: "
+            "Could not index {'a': 1} with 'missing': KeyError: 'missing'")
+
+
+def test_error_loop_trips_on_the_same_root_exception_step_after_step(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():
+        for n in range(1, 10):
+            harness.failed_step(n, KEYERROR)
+    assert caught.value.detector == "error_loop"
+    assert caught.value.evidence["exception_type"] == "KeyError"
+    assert len(harness.named("Step 4")) == 1 and not harness.named("Step 6")
+
+
+def test_error_loop_quiet_when_each_fix_meets_a_different_error(harness: Harness) -> None:
+    errors = ["KeyError: 'a'", "TypeError: bad operand", "KeyError: 'b'", "ValueError: x", "NameError: y",
+              "KeyError: 'c'", "IndexError: z", "AttributeError: q"]
+    with harness.agent():
+        for n, error in enumerate(errors, 1):
+            harness.failed_step(n, f"Code execution failed due to: {error}")
+    assert harness.trips == []
+
+
+def test_error_loop_on_tool_errors_directly_under_an_agent() -> None:
+    h = only("error_loop")
+    with pytest.raises(spanbreaker.Tripped), h.agent(name="Loop_Agent"):
+        for n in range(5):
+            h.tool("fetch", {"url": f"https://example.invalid/{n}"}, error=PermissionError("403 Forbidden"))
+    assert tripped(h) == "error_loop"
+
+
+# ------------------------------------------------------------------------------------------- format_loop
+def test_format_loop_trips_on_unparsable_output_step_after_step(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():
+        for n in range(1, 12):
+            harness.failed_step(n, "Your code snippet is invalid: no <code> block",
+                                etype="smolagents.utils.AgentParsingError")
+    assert caught.value.detector == "format_loop"
+
+
+def test_format_loop_quiet_when_the_model_recovers(harness: Harness) -> None:
+    with harness.agent():
+        for n in range(1, 30):
+            if n % 5 < 3:
+                harness.failed_step(n, "no code block", etype="FormatError")
+            else:
+                with harness.step(n):
+                    harness.llm()
+    assert harness.trips == []
+
+
+# ---------------------------------------------------------------------------------------- context_growth
+def messages(chars: int) -> str:
+    return json.dumps([{"role": "user", "content": "x" * chars}])
+
+
+def test_context_growth_vetoes_the_inflated_call_before_it_is_sent(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():
+        for n in range(1, 4):
+            with harness.step(n):
+                harness.llm(prompt=2000 * n, input_value=messages(8000 * n))
+        with harness.step(4):  # a step printed a huge DataFrame into the context
+            harness.llm(prompt=260_000, input_value=messages(1_000_000))
+    assert caught.value.detector == "context_growth"
+    assert attrs(harness.named("ScriptedModel.generate")[-1])["spanbreaker.blocked"] is True
+
+
+def test_context_growth_quiet_on_steady_growth_over_a_long_run(harness: Harness) -> None:
+    with harness.agent():
+        for n in range(1, 31):
+            with harness.step(n):
+                harness.llm(prompt=3000 + 1500 * n, input_value=messages(12_000 + 6000 * n))
+    assert harness.trips == []
+
+
+# --------------------------------------------------------------------------------------------- budgets
+def test_token_budget_sums_every_agent_in_the_trace() -> None:
+    h = make_harness(max_tokens=5000)
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent(name="manager"):
+        for n in range(10):
+            with h.agent(name="worker", task=f"part {n}"):
+                h.llm(prompt=900, completion=100)
+    assert caught.value.detector == "token_budget"
+    assert caught.value.evidence["tokens"] >= 5000
+
+
+def test_call_budget_vetoes_the_call_past_the_budget() -> None:
+    h = make_harness(max_model_calls=5)
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n in range(10):
+            with h.step(n):
+                h.llm(prompt=10 + n)
+    assert caught.value.detector == "call_budget"
+    assert len(h.named("ScriptedModel.generate")) == 6
+
+
+def test_call_budget_per_step_catches_a_tool_loop_inside_one_code_step() -> None:
+    h = make_harness(max_tool_calls_per_step=20)
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent(), h.step(1):
+        for n in range(100):
+            h.tool("lookup", {"id": n}, output=f"row {n}")
+    assert caught.value.detector == "call_budget"
+
+
+def test_cost_budget_from_reported_cost_and_from_the_price_table() -> None:
+    h = make_harness(max_cost_usd=0.05)
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for _ in range(20):
+            h.llm(prompt=1000, completion=100, **{"llm.cost.total": 0.01})
+    assert caught.value.detector == "cost_budget"
+    priced = make_harness(max_cost_usd=0.05)
+    with pytest.raises(spanbreaker.Tripped) as caught, priced.agent():
+        for _ in range(20):
+            priced.llm(prompt=10_000, completion=1000, model="gpt-4o")  # about $0.035 a call
+    assert caught.value.detector == "cost_budget"
+
+
+def test_budgets_quiet_on_a_legitimately_long_run(harness: Harness) -> None:
+    with harness.agent():
+        for n in range(1, 131):  # the longest successful SWE-bench run had 132 model calls
+            with harness.step(n):
+                harness.llm(prompt=20_000, completion=400, model="gpt-4o-mini")
+                harness.tool("bash", {"command": f"cat file_{n}.py"}, output=f"contents {n}")
+    assert harness.trips == []
+
+
+# ------------------------------------------------------------------------------------------ delegation
+def test_delegation_depth_trips_on_excessive_nesting(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent(name="a1"), harness.agent(name="a2"), \
+            harness.agent(name="a3"), harness.agent(name="a4"), harness.agent(name="a5"):
+        harness.llm()
+    assert caught.value.detector == "delegation_depth"
+
+
+def test_delegation_cycle_trips_when_an_agent_reenters_its_chain(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent(name="orchestrator"), \
+            harness.agent(name="specialist"), harness.agent(name="orchestrator"):
+        harness.llm()
+    assert caught.value.detector == "delegation_cycle"
+
+
+def test_normal_orchestrator_specialist_answer_is_quiet(harness: Harness) -> None:
+    with harness.agent(name="orchestrator"):
+        harness.llm()
+        for specialist in ("researcher", "writer"):
+            with harness.agent(name=specialist, task=f"{specialist} task") as span:
+                harness.llm()
+                span.set_attribute("output.value", f"{specialist} done")
+        harness.llm()
+    assert harness.trips == []
+
+
+def test_delegation_repeat_trips_on_the_same_task_and_the_same_answer(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent(name="leader"):
+        for _ in range(6):
+            harness.llm()
+            with harness.agent(name="researcher", task="find the revenue figure") as span:
+                harness.llm()
+                span.set_attribute("output.value", "I could not find it")
+    assert caught.value.detector == "delegation_repeat"
+
+
+def test_delegation_repeat_quiet_when_the_answers_change(harness: Harness) -> None:
+    with harness.agent(name="leader"):
+        for n in range(8):
+            harness.llm()
+            with harness.agent(name="researcher", task="next chapter") as span:
+                harness.llm()
+                span.set_attribute("output.value", f"chapter {n}")
+    assert harness.trips == []
+
+
+# ---------------------------------------------------------------------------------- validation_failures
+def test_validation_failures_trips_on_repeated_invalid_structured_output(harness: Harness) -> None:
+    with harness.agent(name="team"):
+        for n in range(3):
+            with harness.agent(name="extractor", task=f"doc {n}") as span:
+                harness.llm()
+                span.set_attribute("spanbreaker.validation_failed", True)
+    assert tripped(harness) == "validation_failures"
+
+
+def test_validation_failures_counted_per_session_across_traces(harness: Harness) -> None:
+    for _ in range(3):
+        with harness.agent(name="extractor", **{"session.id": "s-1"}) as span:
+            harness.llm()
+            span.set_attribute("spanbreaker.validation_failed", True)
+    assert tripped(harness) == "validation_failures"
+
+
+def test_validation_quiet_when_outputs_validate(harness: Harness) -> None:
+    for _ in range(6):
+        with harness.agent(name="extractor", **{"session.id": "s-2"}) as span:
+            harness.llm()
+            span.set_attribute("output.value", '{"city": "Paris"}')
+    assert harness.trips == []
+
+
+# --------------------------------------------------------------------------------------- session_bloat
+def history_input(messages_from_history: int) -> str:
+    history = [{"role": "user", "content": f"old message {n}", "from_history": True}
+               for n in range(messages_from_history)]
+    return json.dumps([{"role": "system", "content": "sys"}, *history, {"role": "user", "content": "new"}])
+
+
+def test_session_bloat_stops_the_run_at_the_first_model_call(harness: Harness) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent(name="Assistant"):
+        harness.llm(input_value=history_input(400))
+    assert caught.value.detector == "session_bloat"
+    assert attrs(harness.named("ScriptedModel.generate")[0])["spanbreaker.blocked"] is True
+
+
+def test_session_within_bounds_is_quiet(harness: Harness) -> None:
+    for run in range(5):
+        with harness.agent(name="Assistant"):
+            harness.llm(input_value=history_input(8 * run))
+            harness.llm(input_value=history_input(8 * run))
+    assert harness.trips == []
