@@ -69,7 +69,7 @@ class BreakerConfig:
     """``enforce`` raises :class:`~spanbreaker.Tripped` and blocks calls; ``observe`` only marks spans."""
 
     # --- repetition without progress -------------------------------------------------------------------
-    tool_repeat_max: int = field(default=3, metadata=_int(1, doc="identical calls with identical results"))
+    tool_repeat_max: int = field(default=4, metadata=_int(1, doc="identical calls with identical results"))
     """Identical (tool, arguments) calls that returned the identical result with nothing changing in
     between. The next identical call is vetoed before it runs."""
     tool_streak_max: int = field(default=10, metadata=_int(2, doc="consecutive unhelpful calls of one tool"))
@@ -84,7 +84,7 @@ class BreakerConfig:
     # --- errors -----------------------------------------------------------------------------------------
     error_repeat_max: int = field(default=4, metadata=_int(2, doc="consecutive steps"))
     """Consecutive steps failing with the same root exception class (the seed's code-repair loop)."""
-    format_error_max: int = field(default=6, metadata=_int(2, doc="consecutive steps"))
+    format_error_max: int = field(default=10, metadata=_int(2, doc="consecutive steps"))
     """Consecutive steps whose output could not be parsed (AgentParsingError, FormatError, ...)."""
     format_error_types: frozenset[str] = frozenset(
         {"AgentParsingError", "FormatError", "OutputParserException", "JSONDecodeError", "ParsingError"}

@@ -66,9 +66,17 @@ _PUNCTUATION = str.maketrans({c: " " for c in '{}[]",:\''})
 
 
 def similarity_text(text: str) -> str:
-    """Lower-cased, JSON punctuation and whitespace folded, at most :data:`SIMILARITY_CHARS` characters."""
-    head = text[: SIMILARITY_CHARS * 4].translate(_PUNCTUATION)
-    return " ".join(head.split()).lower()[:SIMILARITY_CHARS]
+    """Lower-cased, JSON punctuation and whitespace folded; head and tail, at most :data:`SIMILARITY_CHARS`.
+
+    Head *and* tail: two test runs share a long identical header and differ in the summary line at the end.
+    """
+    half = SIMILARITY_CHARS // 2
+    if len(text) > SIMILARITY_CHARS * 4:
+        text = f"{text[: SIMILARITY_CHARS * 2]} {text[-SIMILARITY_CHARS * 2:]}"
+    folded = " ".join(text.translate(_PUNCTUATION).split()).lower()
+    if len(folded) <= SIMILARITY_CHARS:
+        return folded
+    return f"{folded[:half]}~{folded[-half:]}"
 
 
 def is_empty_result(text: str | None) -> bool:

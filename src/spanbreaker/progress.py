@@ -13,6 +13,10 @@ repetition only counts while *nothing changed*:
   within that run are fixation.
   A short or empty result carries no information to compare (an edit command prints nothing), so such calls
   are compared by their exact arguments only: ten different edits are ten changes, not one paraphrased query.
+  A result counts as similar only if it also brings no new word (numbers aside): a parameter sweep whose
+  outputs differ in one test name is exploration, a paraphrase that returns the same facts is not.
+  Likewise only query-sized arguments are compared fuzzily; long ones (a script written to a new file) are
+  different actions when they differ at all.
 
 Everything is bounded: at most :data:`MAX_KEYS` keys and :data:`RECENT` recent calls per agent scope.
 """
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.fuzz import ratio, token_sort_ratio
 
+from .fingerprint import SIMILARITY_CHARS
 from .signals import ToolCall
 
 MAX_KEYS = 512
@@ -46,7 +51,13 @@ class _Recent:
     args_text: str
     result_key: str
     result_text: str
+    result_words: frozenset[str]
     run: int
+
+
+def _words(text: str) -> frozenset[str]:
+    """Words of a (bounded) result, ignoring any with digits: timings and ids change on every call."""
+    return frozenset(w for w in text.split() if not any(c.isdigit() for c in w))
 
 
 @dataclass(slots=True)
@@ -87,14 +98,15 @@ class ToolHistory:
 
     def record(self, call: ToolCall) -> Observation:
         self._record_exact(call)
-        new, paraphrases = self._near_duplicates(call)
+        words = _words(call.result_text)
+        new, paraphrases = self._near_duplicates(call, words)
         if new:
             self._run += 1
             self._stale_run = 0
         else:
             self._stale_run += 1
         self._recent.append(_Recent(call.name, call.key, call.args_text, call.result_key, call.result_text,
-                                    self._run))
+                                    words, self._run))
         unhelpful = call.empty or call.error is not None
         if call.name == self._streak_tool and unhelpful:
             self._unhelpful += 1
@@ -121,11 +133,11 @@ class ToolHistory:
         history.streak = 1
         history.mark = self.change_seq
 
-    def _near_duplicates(self, call: ToolCall) -> tuple[bool, int]:
+    def _near_duplicates(self, call: ToolCall, words: frozenset[str]) -> tuple[bool, int]:
         cutoff = self.similarity
         new = True
         paraphrases = 0
-        fuzzy = len(call.result_text) >= INFORMATIVE_CHARS
+        fuzzy = len(call.result_text) >= INFORMATIVE_CHARS and len(call.args_text) < SIMILARITY_CHARS
         for prev in self._recent:
             if prev.tool != call.name:
                 continue
@@ -133,8 +145,8 @@ class ToolHistory:
                 fuzzy and _similar_args(prev.args_text, call.args_text, cutoff))
             if not same_args:
                 continue
-            same_result = prev.result_key == call.result_key or ratio(
-                prev.result_text, call.result_text, score_cutoff=cutoff) > 0
+            same_result = prev.result_key == call.result_key or (
+                words <= prev.result_words and ratio(prev.result_text, call.result_text, score_cutoff=cutoff) > 0)
             if not same_result:
                 continue
             new = False

@@ -33,7 +33,7 @@ def test_tool_repeat_trips_on_identical_call_and_result_before_the_call_runs(har
                 harness.tool("search", {"query": "otel span processor"}, output="[]")
     assert caught.value.detector == "tool_repeat"
     tools = harness.named("SimpleTool")
-    assert len(tools) == 4  # three ran, the fourth was vetoed and exported as blocked
+    assert len(tools) == 5  # four ran, the fifth was vetoed and exported as blocked
     assert attrs(tools[-1])["spanbreaker.blocked"] is True
     assert "spanbreaker.blocked" not in attrs(tools[0])
 
