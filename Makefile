@@ -36,7 +36,7 @@ chromium:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 lint: $(VENV)/.dev-installed
-	$(VENV)/bin/ruff check src tests examples benchmarks
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
 unit: $(VENV)/.dev-installed redis-server

@@ -50,6 +50,7 @@ from .signals import (
     fill_model_result,
     fill_tool_result,
     model_start,
+    raw_attributes,
     root_error,
     tool_start,
 )
@@ -301,7 +302,7 @@ class BreakerSpanProcessor(SpanProcessor):
         if context is None:
             return None
         trace_id, span_id = context.trace_id, context.span_id
-        attributes = span.attributes or {}
+        attributes = raw_attributes(span)
         name = span.name
         kind = classify(name, attributes)
         parent = span.parent
@@ -499,7 +500,7 @@ class BreakerSpanProcessor(SpanProcessor):
             return trip
 
     def _account(self, trace: TraceState, entry: OpenSpan, span: ReadableSpan) -> _Trip | None:
-        attributes = span.attributes or {}
+        attributes = raw_attributes(span)
         now = self._clock()
         if entry.probe:
             ok = span.status.status_code is not StatusCode.ERROR

@@ -15,6 +15,7 @@ repetition only counts while *nothing changed*:
   are compared by their exact arguments only: ten different edits are ten changes, not one paraphrased query.
   A result counts as similar only if it also brings no new word (numbers aside): a parameter sweep whose
   outputs differ in one test name is exploration, a paraphrase that returns the same facts is not.
+  Arguments that differ in a number (page 12, page 13) are different calls, never paraphrases.
   Likewise only query-sized arguments are compared fuzzily; long ones (a script written to a new file) are
   different actions when they differ at all.
 
@@ -23,6 +24,7 @@ Everything is bounded: at most :data:`MAX_KEYS` keys and :data:`RECENT` recent c
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 
@@ -51,13 +53,28 @@ class _Recent:
     args_text: str
     result_key: str
     result_text: str
-    result_words: frozenset[str]
+    args_numbers: tuple[str, ...]
     run: int
+    result_words: frozenset[str] | None = None
+    """Computed on first need: most calls are never compared fuzzily."""
+
+    def words(self) -> frozenset[str]:
+        if self.result_words is None:
+            self.result_words = _words(self.result_text)
+        return self.result_words
+
+
+_NUMBER_WORD = re.compile(r"\S*\d\S*")
+
+
+def _numbers(text: str) -> tuple[str, ...]:
+    """Words of the arguments that carry digits: page 12 and page 13, file1 and file2 are different calls."""
+    return tuple(_NUMBER_WORD.findall(text))
 
 
 def _words(text: str) -> frozenset[str]:
     """Words of a (bounded) result, ignoring any with digits: timings and ids change on every call."""
-    return frozenset(w for w in text.split() if not any(c.isdigit() for c in w))
+    return frozenset(_NUMBER_WORD.sub(" ", text).split())
 
 
 @dataclass(slots=True)
@@ -98,15 +115,16 @@ class ToolHistory:
 
     def record(self, call: ToolCall) -> Observation:
         self._record_exact(call)
-        words = _words(call.result_text)
-        new, paraphrases = self._near_duplicates(call, words)
+        entry = _Recent(call.name, call.key, call.args_text, call.result_key, call.result_text,
+                        _numbers(call.args_text) if len(call.args_text) < SIMILARITY_CHARS else (), self._run)
+        new, paraphrases = self._near_duplicates(call, entry)
         if new:
             self._run += 1
             self._stale_run = 0
         else:
             self._stale_run += 1
-        self._recent.append(_Recent(call.name, call.key, call.args_text, call.result_key, call.result_text,
-                                    words, self._run))
+        entry.run = self._run
+        self._recent.append(entry)
         unhelpful = call.empty or call.error is not None
         if call.name == self._streak_tool and unhelpful:
             self._unhelpful += 1
@@ -133,7 +151,7 @@ class ToolHistory:
         history.streak = 1
         history.mark = self.change_seq
 
-    def _near_duplicates(self, call: ToolCall, words: frozenset[str]) -> tuple[bool, int]:
+    def _near_duplicates(self, call: ToolCall, entry: _Recent) -> tuple[bool, int]:
         cutoff = self.similarity
         new = True
         paraphrases = 0
@@ -142,11 +160,12 @@ class ToolHistory:
             if prev.tool != call.name:
                 continue
             same_args = prev.key == call.key or (
-                fuzzy and _similar_args(prev.args_text, call.args_text, cutoff))
+                fuzzy and prev.args_numbers == entry.args_numbers
+                and _similar_args(prev.args_text, call.args_text, cutoff))
             if not same_args:
                 continue
             same_result = prev.result_key == call.result_key or (
-                words <= prev.result_words and ratio(prev.result_text, call.result_text, score_cutoff=cutoff) > 0)
+                ratio(prev.result_text, call.result_text, score_cutoff=cutoff) > 0 and entry.words() <= prev.words())
             if not same_result:
                 continue
             new = False

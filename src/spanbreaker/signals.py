@@ -71,6 +71,20 @@ def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
 
 
 # ----------------------------------------------------------------------------------------------- readers
+def raw_attributes(span: Any) -> Mapping[str, Any]:
+    """The span's attributes as a plain dict when the SDK keeps one, else its public mapping.
+
+    The SDK's ``BoundedAttributes`` answers every lookup through Python-level methods (and a
+    ``mappingproxy`` on ended spans); reading its dict directly makes each lookup C-speed. Any other span
+    object (a replayed span, a future SDK) falls back to ``span.attributes``.
+    """
+    raw = getattr(getattr(span, "_attributes", None), "_dict", None)
+    if type(raw) is dict:
+        return raw
+    attributes = getattr(span, "attributes", None)
+    return attributes if attributes is not None else {}
+
+
 def as_str(value: Any) -> str | None:
     if isinstance(value, str):
         return value
