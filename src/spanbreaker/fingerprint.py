@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from hashlib import blake2b
 from typing import Any
 
+_CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+"""One encoder for every call: ``json.dumps`` with options builds a new encoder each time."""
 _EMPTY_RESULTS = frozenset(
     {"", "[]", "{}", "null", "none", "()", '""', "''", "no results", "no results found", "not found", "0 results",
      "nothing found", "empty"}
@@ -53,7 +55,7 @@ def canonical_args(raw: Any, volatile_keys: frozenset[str], cap: int) -> str:
                 kwargs = _drop_volatile(kwargs, volatile_keys)
             value = {"args": args, "kwargs": kwargs} if args else kwargs
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+        return _CANONICAL_JSON.encode(value)
     except (TypeError, ValueError, RecursionError):
         return text
 
@@ -65,14 +67,20 @@ def _drop_volatile(value: dict[str, Any], volatile_keys: frozenset[str]) -> dict
 _PUNCTUATION = str.maketrans({c: " " for c in '{}[]",:\''})
 
 
+def sample(text: str) -> str:
+    """The part of ``text`` that :func:`similarity_text` reads (a cheap slice, kept until it is needed)."""
+    if len(text) > SIMILARITY_CHARS * 4:
+        return f"{text[: SIMILARITY_CHARS * 2]} {text[-SIMILARITY_CHARS * 2:]}"
+    return text
+
+
 def similarity_text(text: str) -> str:
     """Lower-cased, JSON punctuation and whitespace folded; head and tail, at most :data:`SIMILARITY_CHARS`.
 
     Head *and* tail: two test runs share a long identical header and differ in the summary line at the end.
     """
     half = SIMILARITY_CHARS // 2
-    if len(text) > SIMILARITY_CHARS * 4:
-        text = f"{text[: SIMILARITY_CHARS * 2]} {text[-SIMILARITY_CHARS * 2:]}"
+    text = sample(text)
     folded = " ".join(text.translate(_PUNCTUATION).split()).lower()
     if len(folded) <= SIMILARITY_CHARS:
         return folded

@@ -8,6 +8,7 @@ token budget instead.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from decimal import Decimal
 
@@ -32,6 +33,17 @@ def _lookup(model: str, provider: str | None) -> tuple[float, float] | None:
         if provider:
             return _lookup(model, None)
         return None
+
+
+def prewarm() -> None:
+    """Load the price table in the background: its first import takes a few hundred milliseconds, which would
+    otherwise land on the agent's first model call."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # Python 3.10 (no table) or a broken install: prices stay unknown
+            import genai_prices  # noqa: F401
+
+    threading.Thread(target=load, name="spanbreaker-prices", daemon=True).start()
 
 
 def price_per_token(model: str | None, provider: str | None = None) -> tuple[float, float] | None:

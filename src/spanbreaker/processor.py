@@ -36,7 +36,7 @@ from .breaker import Admission, BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig
 from .detectors import Detector, Finding, build_detectors
 from .errors import Tripped, trip_exception_for
-from .pricing import cost_usd
+from .pricing import cost_usd, prewarm
 from .signals import (
     GATED_KINDS,
     AgentRun,
@@ -147,6 +147,8 @@ class BreakerSpanProcessor(SpanProcessor):
         self._logged: set[str] = set()
         self._since_sweep = 0
         self._metrics = _make_metrics(meter_provider)
+        if "cost_budget" not in self.config.disabled_detectors:
+            prewarm()
         self.shared: Any = None
         """Shared state across processes (``config.state``); attached by :mod:`spanbreaker.state`."""
         if self.config.state:
@@ -543,8 +545,9 @@ class BreakerSpanProcessor(SpanProcessor):
                 signal.session_failures = count
             if len(entry.chain) >= 2:
                 caller = trace.scope(entry.chain[-2])
-                caller.delegations.record(ToolCall(signal.name, f"{signal.name}\x1f{signal.task_key}", "",
-                                                   signal.output_key, "", False, signal.error))
+                caller.delegations.record(ToolCall(name=signal.name, key=f"{signal.name}\x1f{signal.task_key}",
+                                                   args_text="", result_key=signal.output_key,
+                                                   error=signal.error))
             finding = self._run(trace, entry, "agent_end", scope, signal)
         if finding is None:
             return None

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from rapidfuzz.fuzz import ratio, token_sort_ratio
 
-from .fingerprint import SIMILARITY_CHARS
 from .signals import ToolCall
 
 MAX_KEYS = 512
@@ -48,11 +47,7 @@ class _KeyHistory:
 
 @dataclass(slots=True)
 class _Recent:
-    tool: str
-    key: str
-    args_text: str
-    result_key: str
-    result_text: str
+    call: ToolCall
     args_numbers: tuple[str, ...]
     run: int
     result_words: frozenset[str] | None = None
@@ -60,7 +55,7 @@ class _Recent:
 
     def words(self) -> frozenset[str]:
         if self.result_words is None:
-            self.result_words = _words(self.result_text)
+            self.result_words = _words(self.call.result_text())
         return self.result_words
 
 
@@ -115,8 +110,7 @@ class ToolHistory:
 
     def record(self, call: ToolCall) -> Observation:
         self._record_exact(call)
-        entry = _Recent(call.name, call.key, call.args_text, call.result_key, call.result_text,
-                        _numbers(call.args_text) if len(call.args_text) < SIMILARITY_CHARS else (), self._run)
+        entry = _Recent(call, _numbers(call.args_text) if call.query_sized else (), self._run)
         new, paraphrases = self._near_duplicates(call, entry)
         if new:
             self._run += 1
@@ -155,21 +149,26 @@ class ToolHistory:
         cutoff = self.similarity
         new = True
         paraphrases = 0
-        fuzzy = len(call.result_text) >= INFORMATIVE_CHARS and len(call.args_text) < SIMILARITY_CHARS
+        fuzzy: bool | None = None  # decided on first need: folding the result costs more than the rest
         for prev in self._recent:
-            if prev.tool != call.name:
+            before = prev.call
+            if before.name != call.name:
                 continue
-            same_args = prev.key == call.key or (
-                fuzzy and prev.args_numbers == entry.args_numbers
-                and _similar_args(prev.args_text, call.args_text, cutoff))
+            same_args = before.key == call.key
+            if not same_args and call.query_sized and before.query_sized:
+                if fuzzy is None:
+                    fuzzy = len(call.result_text()) >= INFORMATIVE_CHARS
+                same_args = fuzzy and prev.args_numbers == entry.args_numbers and _similar_args(
+                    before.args_text, call.args_text, cutoff)
             if not same_args:
                 continue
-            same_result = prev.result_key == call.result_key or (
-                ratio(prev.result_text, call.result_text, score_cutoff=cutoff) > 0 and entry.words() <= prev.words())
+            same_result = before.result_key == call.result_key or (
+                ratio(before.result_text(), call.result_text(), score_cutoff=cutoff) > 0
+                and entry.words() <= prev.words())
             if not same_result:
                 continue
             new = False
-            if prev.run == self._run and prev.key != call.key:
+            if prev.run == self._run and before.key != call.key:
                 paraphrases += 1
         return new, paraphrases
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from .fingerprint import canonical_args, digest, is_empty_result, similarity_text
+from .fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample, similarity_text
 
 
 class Kind(IntEnum):
@@ -137,12 +137,23 @@ class ToolCall:
     key: str
     """Fingerprint of (tool name, canonical arguments)."""
     args_text: str
-    """Normalised, truncated arguments for near-duplicate comparison (never exported)."""
+    """Normalised arguments for near-duplicate comparison (never exported); '' when not query-sized."""
+    query_sized: bool = False
+    """Arguments short enough to be compared fuzzily (a search query, not a script)."""
     result_key: str = ""
-    result_text: str = ""
+    result_sample: str = ""
+    """Head and tail of the raw result, folded into :meth:`result_text` only when a comparison needs it."""
     empty: bool = False
     error: str | None = None
     """Root exception class name when the call failed."""
+    _result_text: str | None = None
+    _result_words: frozenset[str] | None = None
+
+    def result_text(self) -> str:
+        """Normalised, truncated result for near-duplicate comparison, computed on first need."""
+        if self._result_text is None:
+            self._result_text = similarity_text(self.result_sample)
+        return self._result_text
 
 
 @dataclass(slots=True)
@@ -195,7 +206,11 @@ def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str
     tool = tool_name(name, attributes)
     raw = _pick(attributes, "input.value", "gen_ai.tool.call.arguments", "tool.parameters")
     text = canonical_args(raw if isinstance(raw, str) else as_str(raw), volatile, cap)
-    return ToolCall(name=tool, key=digest(f"{tool}\x1f{text}", cap), args_text=similarity_text(text))
+    key = digest(f"{tool}\x1f{text}", cap)
+    if len(text) >= 2 * SIMILARITY_CHARS:  # a script or a document, not a query: compared exactly only
+        return ToolCall(name=tool, key=key, args_text="")
+    args_text = similarity_text(text)
+    return ToolCall(name=tool, key=key, args_text=args_text, query_sized=len(args_text) < SIMILARITY_CHARS)
 
 
 def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
@@ -206,7 +221,7 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     if call.error is not None and not text:
         text = f"error:{call.error}"
     call.result_key = digest(text, cap)
-    call.result_text = similarity_text(text)
+    call.result_sample = sample(text)
     call.empty = call.error is None and is_empty_result(output)
 
 

@@ -1,0 +1,129 @@
+"""Per-span cost of the BreakerSpanProcessor, as a ratio to the bare SDK span cost measured in the same run.
+
+A healthy agent run is simulated with OpenInference-shaped spans (an agent span, then per step a ``Step N`` CHAIN
+span holding one LLM span and one TOOL span with fresh arguments and a fresh result), through a real SDK
+``TracerProvider``. The same workload runs on a provider without processors (the baseline) and on one with the
+breaker, interleaved over several rounds; the fastest round of each is kept (the least disturbed by the machine).
+
+Two points of a run are measured: early (steps 5..) over many short runs, and late (steps 5,000..) in one long run,
+to show the cost per span does not grow with the length of the run.
+
+    python benchmarks/processor_cost.py [--rounds 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+
+import spanbreaker
+
+SCOPE = "openinference.instrumentation.smolagents"
+PROMPT = json.dumps([{"role": "user", "content": "Investigate the failing test and fix the bug. " * 40}])
+BUDGETS = dict(max_model_calls=10_000_000, max_tool_calls=10_000_000, max_tokens=10**12, max_cost_usd=10**9,
+               context_jump_tokens=10**9, max_prompt_tokens=10**9)
+
+
+def _provider(with_breaker: bool) -> tuple[TracerProvider, spanbreaker.BreakerSpanProcessor | None]:
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
+    processor = None
+    if with_breaker:
+        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
+        provider.add_span_processor(processor)
+    return provider, processor
+
+
+def _step(tracer: Any, number: int) -> None:
+    """One healthy step: a model call, then a tool call with new arguments and a new result (3 spans)."""
+    with tracer.start_as_current_span(f"Step {number}", attributes={"openinference.span.kind": "CHAIN"}):
+        with tracer.start_as_current_span("OpenAIServerModel.generate", attributes={
+                "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "input.value": PROMPT}) as llm:
+            llm.set_attribute("llm.token_count.prompt", 1200)
+            llm.set_attribute("llm.token_count.completion", 80)
+            llm.set_attribute("llm.token_count.total", 1280)
+            llm.set_attribute("output.value", f"Thought: look at file {number}")
+        arguments = json.dumps({"args": [], "sanitize_inputs_outputs": True,
+                                "kwargs": {"command": f"sed -n '{number},{number + 40}p' src/module_{number}.py"}})
+        with tracer.start_as_current_span("BashTool", attributes={
+                "openinference.span.kind": "TOOL", "tool.name": "bash", "input.value": arguments}) as tool:
+            tool.set_attribute("output.value", f"line {number}: def handler_{number}(request):\n    return None\n" * 8)
+
+
+SPANS_PER_STEP = 3
+
+
+def early(provider: TracerProvider, runs: int) -> float:
+    """Nanoseconds per span over steps 5..9 of many short runs (each run its own trace)."""
+    tracer = provider.get_tracer(SCOPE)
+    total = 0
+    for run in range(runs):
+        with tracer.start_as_current_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
+                                                                        "input.value": f"task {run}"}):
+            for number in range(5):
+                _step(tracer, number)
+            start = time.perf_counter_ns()
+            for number in range(5, 10):
+                _step(tracer, number)
+            total += time.perf_counter_ns() - start
+    return total / (runs * 5 * SPANS_PER_STEP)
+
+
+def late(provider: TracerProvider, warm_steps: int, measured_steps: int) -> float:
+    """Nanoseconds per span over ``measured_steps`` steps after ``warm_steps`` steps of one long run."""
+    tracer = provider.get_tracer(SCOPE)
+    with tracer.start_as_current_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
+                                                                    "input.value": "long task"}):
+        for number in range(warm_steps):
+            _step(tracer, number)
+        start = time.perf_counter_ns()
+        for number in range(warm_steps, warm_steps + measured_steps):
+            _step(tracer, number)
+        elapsed = time.perf_counter_ns() - start
+    return elapsed / (measured_steps * SPANS_PER_STEP)
+
+
+def best_of(rounds: int, measure: Callable[[bool], float]) -> tuple[float, float]:
+    bare, breaker = [], []
+    for _ in range(rounds):
+        bare.append(measure(False))
+        breaker.append(measure(True))
+    return min(bare), min(breaker)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=400, help="short runs per round (early point)")
+    parser.add_argument("--late-step", type=int, default=5000)
+    args = parser.parse_args()
+
+    def measure_early(with_breaker: bool) -> float:
+        provider, processor = _provider(with_breaker)
+        result = early(provider, args.runs)
+        assert processor is None or processor.stats.trips == 0, "the healthy workload must not trip"
+        return result
+
+    def measure_late(with_breaker: bool) -> float:
+        provider, processor = _provider(with_breaker)
+        result = late(provider, args.late_step, 500)
+        assert processor is None or processor.stats.trips == 0, "the healthy workload must not trip"
+        return result
+
+    print(f"python {platform.python_version()} on {platform.machine()}, best of {args.rounds} interleaved rounds")
+    print(f"{'point of the run':<22}{'bare SDK span':>16}{'with breaker':>16}{'added':>12}{'ratio':>10}")
+    for label, measure in ((f"steps 5-9 ({args.runs} runs)", measure_early),
+                           (f"steps {args.late_step}-{args.late_step + 499}", measure_late)):
+        bare, breaker = best_of(args.rounds, measure)
+        added = breaker - bare
+        print(f"{label:<22}{bare / 1000:>13.1f} us{breaker / 1000:>13.1f} us{added / 1000:>9.1f} us"
+              f"{added / bare:>9.2f}x")
+
+
+if __name__ == "__main__":
+    main()
