@@ -1,0 +1,140 @@
+"""Memory the breaker holds: per live trace, and what is left after a million traces have come and gone.
+
+The processor is fed directly (``on_start`` / ``on_end``) with light span objects shaped like the SDK's, so the
+figures are the processor's own, not the SDK's span objects, and a million traces take about a minute.
+``tracemalloc`` counts the Python allocations still reachable after a full garbage collection while traces are
+live; the long churn runs without it (it would slow every allocation) and counts the interpreter's allocated
+memory blocks instead, before and after.
+
+    python benchmarks/memory.py [--traces 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
+
+import spanbreaker
+
+_OK = Status(StatusCode.UNSET)
+
+
+@dataclass
+class LightSpan:
+    """The attributes of an SDK span the processor reads (a replayed span takes the same path)."""
+
+    context: SpanContext
+    parent: SpanContext | None
+    name: str
+    attributes: dict[str, Any]
+    events: tuple[Any, ...] = ()
+    status: Status = field(default=_OK)
+
+    def is_recording(self) -> bool:
+        return False
+
+
+def _context(trace_id: int, span_id: int) -> SpanContext:
+    return SpanContext(trace_id, span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+
+
+class Workload:
+    """Builds traces: an agent root, then steps of (model call, tool call with fresh arguments)."""
+
+    def __init__(self, processor: spanbreaker.BreakerSpanProcessor) -> None:
+        self.processor = processor
+        self.next_span = 1
+
+    def _span(self, trace_id: int, parent: SpanContext | None, name: str, attributes: dict[str, Any]) -> LightSpan:
+        self.next_span += 1
+        span = LightSpan(_context(trace_id, self.next_span), parent, name, attributes)
+        self.processor.on_start(span)  # type: ignore[arg-type]
+        return span
+
+    def open_root(self, trace_id: int) -> LightSpan:
+        return self._span(trace_id, None, "CodeAgent.run", {"openinference.span.kind": "AGENT",
+                                                             "input.value": f"task {trace_id}"})
+
+    def step(self, root: LightSpan, number: int) -> None:
+        trace_id = root.context.trace_id
+        step = self._span(trace_id, root.context, f"Step {number}", {"openinference.span.kind": "CHAIN"})
+        llm = self._span(trace_id, step.context, "Model.generate", {
+            "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini", "input.value": "x" * 400})
+        llm.attributes.update({"llm.token_count.prompt": 1000, "llm.token_count.completion": 50})
+        self.processor.on_end(llm)  # type: ignore[arg-type]
+        tool = self._span(trace_id, step.context, "SearchTool", {
+            "openinference.span.kind": "TOOL", "tool.name": "search",
+            "input.value": json.dumps({"kwargs": {"query": f"topic {trace_id} part {number}"}})})
+        tool.attributes["output.value"] = f"result {number} of trace {trace_id}: " + "facts " * 20
+        self.processor.on_end(tool)  # type: ignore[arg-type]
+        self.processor.on_end(step)  # type: ignore[arg-type]
+
+    def end(self, root: LightSpan) -> None:
+        self.processor.on_end(root)  # type: ignore[arg-type]
+
+
+def allocated() -> int:
+    gc.collect()
+    return tracemalloc.get_traced_memory()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=int, default=1_000_000, help="traces that come and go")
+    parser.add_argument("--live", type=int, default=1_000, help="traces held open at once")
+    args = parser.parse_args()
+
+    processor = spanbreaker.BreakerSpanProcessor(max_model_calls=10**9, max_tool_calls=10**9)
+    workload = Workload(processor)
+    warm = workload.open_root(1)  # imports, caches and the price table load before counting
+    workload.step(warm, 0)
+    workload.end(warm)
+    time.sleep(1.0)  # let the background price-table import finish before the baseline
+    tracemalloc.start()
+    baseline = allocated()
+    per_trace: list[tuple[int, float]] = []
+    for live_traces, steps in ((args.live, 20), (max(1, args.live // 100), 2_000)):
+        roots = [workload.open_root(workload.next_span + i) for i in range(live_traces)]
+        for root in roots:
+            for number in range(steps):
+                workload.step(root, number)
+        per_trace.append((steps, (allocated() - baseline) / live_traces))
+        for root in roots:
+            workload.end(root)
+        del roots
+    after_live = allocated() - baseline
+    never_ended = [workload.open_root(50_000_000 + i) for i in range(processor.config.max_traces * 2)]
+    del never_ended
+    capped = allocated() - baseline
+    tracemalloc.stop()
+
+    gc.collect()
+    blocks_before = sys.getallocatedblocks()
+    started = time.perf_counter()
+    for trace_id in range(100_000_000, 100_000_000 + args.traces):
+        root = workload.open_root(trace_id)
+        workload.step(root, 0)
+        workload.end(root)
+    elapsed = time.perf_counter() - started
+    gc.collect()
+    blocks_after = sys.getallocatedblocks()
+
+    for steps, size in per_trace:
+        print(f"memory per live trace with {steps:,} steps of history: {size / 1024:.1f} KiB")
+    print(f"retained after those traces ended: {after_live / 1024:.1f} KiB")
+    print(f"{processor.config.max_traces * 2:,} roots that never end (LRU cap {processor.config.max_traces:,}):"
+          f" the processor holds {capped / 1024 / 1024:.1f} MiB, {processor.stats.traces_evicted:,} traces evicted")
+    print(f"{args.traces:,} more traces came and went: {blocks_after - blocks_before:+,} memory blocks retained"
+          f" ({args.traces * 4 / elapsed:,.0f} spans/s through the processor)")
+
+
+if __name__ == "__main__":
+    main()
