@@ -8,6 +8,7 @@ hex digests: they are what the breaker keeps and what it may write into evidence
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from hashlib import blake2b
 from typing import Any
@@ -61,10 +62,13 @@ def canonical_args(raw: Any, volatile_keys: frozenset[str], cap: int) -> str:
 
 
 def _drop_volatile(value: dict[str, Any], volatile_keys: frozenset[str]) -> dict[str, Any]:
+    if volatile_keys.isdisjoint(value):
+        return value
     return {k: v for k, v in value.items() if k not in volatile_keys}
 
 
-_PUNCTUATION = str.maketrans({c: " " for c in '{}[]",:\''})
+_FOLD = re.compile(r"[\s{}\[\]\",:']+")
+"""JSON punctuation and whitespace runs, folded to one space."""
 
 
 def sample(text: str) -> str:
@@ -81,7 +85,7 @@ def similarity_text(text: str) -> str:
     """
     half = SIMILARITY_CHARS // 2
     text = sample(text)
-    folded = " ".join(text.translate(_PUNCTUATION).split()).lower()
+    folded = _FOLD.sub(" ", text).strip().lower()
     if len(folded) <= SIMILARITY_CHARS:
         return folded
     return f"{folded[:half]}~{folded[-half:]}"

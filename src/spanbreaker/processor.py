@@ -343,7 +343,8 @@ class BreakerSpanProcessor(SpanProcessor):
             if remote is not None:
                 old = breaker.trip(remote, now)
                 return self._decide(trace, entry, remote, now, old, start=True, new_trip=True)
-        admission = breaker.admit(now, self.config.half_open_after_s, span_id)
+        admission = Admission.ALLOW if breaker.state is BreakerState.CLOSED else breaker.admit(
+            now, self.config.half_open_after_s, span_id)
         if admission is Admission.BLOCK:
             if not self._enforce or record is None:
                 return None
@@ -351,7 +352,7 @@ class BreakerSpanProcessor(SpanProcessor):
         if admission is Admission.PROBE:
             entry.probe = True
             self._notify_state(_hex_trace(trace.trace_id), BreakerState.OPEN, BreakerState.HALF_OPEN)
-        scope = trace.scope(entry.agent)
+        scope = trace.scopes.get(entry.agent) or trace.scope(entry.agent)
         finding: Finding | None
         if kind is Kind.TOOL:
             trace.totals.tool_calls += 1
@@ -502,7 +503,9 @@ class BreakerSpanProcessor(SpanProcessor):
             return trip
 
     def _account(self, trace: TraceState, entry: OpenSpan, span: ReadableSpan) -> _Trip | None:
-        attributes = raw_attributes(span)
+        kind, signal = entry.kind, entry.signal
+        if kind is Kind.OTHER:
+            return None
         now = self._clock()
         if entry.probe:
             ok = span.status.status_code is not StatusCode.ERROR
@@ -514,10 +517,10 @@ class BreakerSpanProcessor(SpanProcessor):
             return None
         if trace.breaker.record is not None and not self._enforce:
             return None  # observe mode: the first trip is the one reported
-        kind, signal = entry.kind, entry.signal
-        scope = trace.scope(entry.agent)
+        scope = trace.scopes.get(entry.agent) or trace.scope(entry.agent)
         cfg = self.config
         finding: Finding | None = None
+        attributes = raw_attributes(span) if kind is not Kind.CHAIN else {}
         if kind is Kind.TOOL and isinstance(signal, ToolCall):
             fill_tool_result(signal, attributes, span.events, span.status, self._cap, cfg.format_error_types)
             scope.slots["observation"] = scope.tools.record(signal)

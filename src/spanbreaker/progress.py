@@ -29,6 +29,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 from rapidfuzz.fuzz import ratio, token_sort_ratio
+from rapidfuzz.process import extract
 
 from .signals import ToolCall
 
@@ -147,20 +148,15 @@ class ToolHistory:
 
     def _near_duplicates(self, call: ToolCall, entry: _Recent) -> tuple[bool, int]:
         cutoff = self.similarity
+        earlier = [prev for prev in self._recent if prev.call.name == call.name]
+        if not earlier:
+            return True, 0
+        similar_args = self._paraphrased(call, entry, earlier) if call.query_sized else set()
         new = True
         paraphrases = 0
-        fuzzy: bool | None = None  # decided on first need: folding the result costs more than the rest
-        for prev in self._recent:
+        for index, prev in enumerate(earlier):
             before = prev.call
-            if before.name != call.name:
-                continue
-            same_args = before.key == call.key
-            if not same_args and call.query_sized and before.query_sized:
-                if fuzzy is None:
-                    fuzzy = len(call.result_text()) >= INFORMATIVE_CHARS
-                same_args = fuzzy and prev.args_numbers == entry.args_numbers and _similar_args(
-                    before.args_text, call.args_text, cutoff)
-            if not same_args:
+            if before.key != call.key and index not in similar_args:
                 continue
             same_result = before.result_key == call.result_key or (
                 ratio(before.result_text(), call.result_text(), score_cutoff=cutoff) > 0
@@ -172,7 +168,21 @@ class ToolHistory:
                 paraphrases += 1
         return new, paraphrases
 
+    def _paraphrased(self, call: ToolCall, entry: _Recent, earlier: list[_Recent]) -> set[int]:
+        """Indexes of earlier calls whose arguments paraphrase this call's: character edits ("span-processor")
+        or reordered words ("example python ..."), never a different number. One batched rapidfuzz pass per
+        scorer: the comparison loop runs in C, not per pair in Python.
 
-def _similar_args(a: str, b: str, cutoff: float) -> bool:
-    """Paraphrase test: character edits ("span-processor") or reordered words ("example python ...")."""
-    return ratio(a, b, score_cutoff=cutoff) > 0 or token_sort_ratio(a, b, score_cutoff=cutoff) > 0
+        Only calls with an informative result are compared this way (folding the result is done on this first
+        need): a short result says nothing about whether two differently worded calls asked the same thing.
+        """
+        choices = [prev.call.args_text if prev.call.query_sized and prev.call.key != call.key
+                   and prev.args_numbers == entry.args_numbers else None for prev in earlier]
+        if not any(choices) or len(call.result_text()) < INFORMATIVE_CHARS:
+            return set()
+        cutoff = self.similarity
+        found = {index for _, _, index in extract(call.args_text, choices, scorer=ratio, score_cutoff=cutoff,
+                                                  limit=None)}
+        found.update(index for _, _, index in extract(call.args_text, choices, scorer=token_sort_ratio,
+                                                      score_cutoff=cutoff, limit=None))
+        return found

@@ -297,6 +297,10 @@ def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str])
     smolagents wraps a ``KeyError`` as ``AgentExecutionError`` whose message ends in ``KeyError: 'x'``; the
     root is the last non-wrapper class named in the message. Returns ``None`` for a span that did not fail.
     """
+    if not events:
+        code = getattr(status, "status_code", None)
+        if code is None or getattr(code, "name", "") != "ERROR":
+            return None  # the common case, decided without the unwrapping below
     found: str | None = None
     message: str | None = None
     try:
