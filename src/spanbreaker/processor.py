@@ -72,6 +72,8 @@ class Stats:
     warnings: int = 0
     internal_errors: int = 0
     traces_evicted: int = 0
+    state_errors: int = 0
+    """Shared-state (Redis) operations that failed or timed out; detection went on with the local view."""
 
 
 @dataclass(slots=True)
@@ -202,11 +204,12 @@ class BreakerSpanProcessor(SpanProcessor):
             self._guard(self.shared.reset, tid)
         self._notify_state(_hex_trace(tid), old, BreakerState.CLOSED)
 
-    def end_open_spans(self, trace_id: int | str, reason: str | None = None) -> int:
+    def end_open_spans(self, trace_id: int | str, reason: str | None = None, *, under: int | None = None) -> int:
         """End every span of the trace that is still open (youngest first). Returns how many were ended.
 
         Adapters call this when a run was aborted and the instrumentor left spans open (smolagents leaves the
-        agent span open when ``run()`` raises). With a trip, the spans carry its marks.
+        agent span open when ``run()`` raises). With a trip, the spans carry its marks (once). ``under`` (a span
+        id) limits the repair to that span and its descendants, so a caller's own enclosing span stays open.
         """
         tid = _to_trace_int(trace_id)
         trace = self._traces.get(tid)
@@ -214,6 +217,8 @@ class BreakerSpanProcessor(SpanProcessor):
             return 0
         with trace.lock:
             entries = list(trace.open.values())
+            if under is not None:
+                entries = [e for e in entries if _descends_from(trace.open, e, under)]
             record = trace.breaker.record
         ended = 0
         for entry in reversed(entries):
@@ -221,7 +226,7 @@ class BreakerSpanProcessor(SpanProcessor):
             try:
                 if not span.is_recording():
                     continue
-                if record is not None:
+                if record is not None and not raw_attributes(span).get(marking.TRIPPED):
                     marking.mark_tripped(span, record.detector, record.reason, {}, self.config.mode)
                 elif reason:
                     span.set_status(Status(StatusCode.ERROR, reason))
@@ -356,6 +361,8 @@ class BreakerSpanProcessor(SpanProcessor):
         finding: Finding | None
         if kind is Kind.TOOL:
             trace.totals.tool_calls += 1
+            if self.shared is not None:
+                self._guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
             parent = trace.open.get(entry.parent_id) if entry.parent_id is not None else None
             if parent is not None:
                 parent.tool_calls += 1
@@ -529,10 +536,11 @@ class BreakerSpanProcessor(SpanProcessor):
             fill_model_result(signal, attributes)
             totals = trace.totals
             totals.tokens += signal.tokens
-            totals.cost_usd += signal.cost_usd if signal.cost_usd is not None else cost_usd(
+            spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(
                 signal.model, signal.provider, signal.prompt_tokens, signal.completion_tokens)
+            totals.cost_usd += spent
             if self.shared is not None:
-                self._guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, totals.cost_usd)
+                self._guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
             finding = self._run(trace, entry, "model_end", scope, signal)
         elif kind is Kind.CHAIN:
             step = StepEnd(root_error(span.events, span.status, cfg.format_error_types))
@@ -586,6 +594,19 @@ class BreakerSpanProcessor(SpanProcessor):
             self._logged.add(key)
             logger.warning("spanbreaker ignored an internal error (%s); the application is unaffected", key,
                            exc_info=exc)
+
+
+def _descends_from(open_spans: Any, entry: OpenSpan, ancestor_id: int) -> bool:
+    """True when ``entry`` is the open span ``ancestor_id`` or one of its open descendants."""
+    seen = 0
+    current: OpenSpan | None = entry
+    while current is not None and seen < 256:
+        context = current.span.context
+        if context is not None and context.span_id == ancestor_id:
+            return True
+        current = open_spans.get(current.parent_id) if current.parent_id is not None else None
+        seen += 1
+    return False
 
 
 def _scope_name(span: Any) -> str | None:
