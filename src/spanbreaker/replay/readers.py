@@ -1,0 +1,516 @@
+"""Read recorded traces: OTLP/JSON (one request per line, or one request per file) and Jaeger JSON, plain or gzip.
+
+Why a reader of our own rather than the SDK's: the SDK has no OTLP/JSON *decoder*, and replay must survive the
+files people actually have (a cut-off gzip, a stray log line, a span without ids, a 50 MB attribute). Every
+such defect becomes a :class:`Problem` naming the file and line, and reading goes on with the rest.
+
+Spans are grouped per trace. In the line-per-request form a trace may be spread over several lines (the
+Collector's file exporter writes batches); a trace is handed on once its root span has been read at the end of
+a line (the root ends last, so it comes in the last batch), and whatever is left at the end of the file.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import io
+import json
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+MAX_LINE_CHARS = 64 * 1024 * 1024
+"""Longest line read; a longer one is skipped with a problem (it would not be a sane OTLP batch)."""
+MAX_DOCUMENT_CHARS = 512 * 1024 * 1024
+"""Largest whole-document (single request, Jaeger) file read."""
+MAX_ATTRIBUTE_CHARS = 1024 * 1024
+"""Longest attribute value kept; longer ones are cut (the processor reads only head and tail anyway)."""
+MAX_SPANS_PER_TRACE = 200_000
+TRACE_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".otlp", ".gz")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something in the input that was skipped or altered. ``line`` is 1-based, 0 when unknown."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class RecordedEvent:
+    name: str
+    time_unix_nano: int
+    attributes: dict[str, Any]
+
+
+@dataclass
+class RecordedSpan:
+    """A span as recorded: ids as integers, times in ns, attributes as OTel attribute values."""
+
+    trace_id: int
+    span_id: int
+    parent_id: int | None
+    name: str
+    kind: int
+    """OTLP numbering: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer."""
+    start_unix_nano: int
+    end_unix_nano: int
+    attributes: dict[str, Any]
+    events: list[RecordedEvent] = field(default_factory=list)
+    status_code: int = 0
+    """OTLP numbering: 0 unset, 1 ok, 2 error."""
+    status_message: str = ""
+    scope: str = ""
+
+
+@dataclass
+class RecordedTrace:
+    trace_id: int
+    resource: dict[str, Any]
+    spans: list[RecordedSpan]
+    source: str
+    """``path:line`` of the first line the trace was read from."""
+
+    @property
+    def trace_id_hex(self) -> str:
+        return f"{self.trace_id:032x}"
+
+
+ProblemSink = Callable[[Problem], None]
+
+
+class InputError(Exception):
+    """A defect in one record; the caller turns it into a :class:`Problem` and goes on."""
+
+
+# ----------------------------------------------------------------------------------------------- values
+def _any_value(value: Any, depth: int = 0) -> Any:
+    """An OTLP ``AnyValue`` as an OTel attribute value (arrays of one primitive type; maps as JSON text)."""
+    if not isinstance(value, dict):
+        raise InputError(f"attribute value {str(value)[:60]!r} is not an OTLP AnyValue object")
+    if "stringValue" in value:
+        return str(value["stringValue"])
+    if "boolValue" in value:
+        return bool(value["boolValue"])
+    if "intValue" in value:
+        try:
+            return int(value["intValue"])
+        except (TypeError, ValueError):
+            raise InputError(f"intValue {str(value['intValue'])[:40]!r} is not an integer") from None
+    if "doubleValue" in value:
+        try:
+            return float(value["doubleValue"])
+        except (TypeError, ValueError):
+            raise InputError(f"doubleValue {str(value['doubleValue'])[:40]!r} is not a number") from None
+    if "bytesValue" in value:
+        return str(value["bytesValue"])
+    if depth > 8:
+        raise InputError("attribute value nested too deeply")
+    if "arrayValue" in value:
+        items = [_any_value(v, depth + 1) for v in (value["arrayValue"] or {}).get("values", []) or []]
+        if items and all(type(i) is type(items[0]) for i in items) and isinstance(items[0], (str, bool, int, float)):
+            return tuple(items)
+        return json.dumps(items, default=str)
+    if "kvlistValue" in value:
+        pairs = (value["kvlistValue"] or {}).get("values", []) or []
+        return json.dumps({p.get("key"): _any_value(p.get("value", {}), depth + 1) for p in pairs}, default=str)
+    return None  # an empty AnyValue: OTLP's "no value"
+
+
+def _attributes(items: Any, what: str, note: Callable[[str], None]) -> dict[str, Any]:
+    if items is None:
+        return {}
+    if not isinstance(items, list):
+        raise InputError(f"{what}: attributes is not a list")
+    out: dict[str, Any] = {}
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
+            raise InputError(f"{what}: attribute without a string key")
+        value = _any_value(item.get("value", {}))
+        if value is None:
+            continue
+        out[item["key"]] = _clip(item["key"], value, what, note)
+    return out
+
+
+def _clip(key: str, value: Any, what: str, note: Callable[[str], None]) -> Any:
+    if isinstance(value, str) and len(value) > MAX_ATTRIBUTE_CHARS:
+        note(f"{what}: attribute {key!r} has {len(value):,} characters; cut to {MAX_ATTRIBUTE_CHARS:,}")
+        return value[: MAX_ATTRIBUTE_CHARS // 2] + value[-MAX_ATTRIBUTE_CHARS // 2:]
+    return value
+
+
+def _hex_id(raw: Any, nbytes: int, what: str) -> int:
+    """An id in OTLP/JSON's hex form, or protobuf-JSON's base64 form; never zero."""
+    if not isinstance(raw, str) or not raw:
+        raise InputError(f"{what} is missing")
+    text = raw.strip()
+    value: int | None = None
+    if len(text) <= nbytes * 2 and all(c in "0123456789abcdefABCDEF" for c in text):
+        value = int(text, 16)
+    else:
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            data = b""
+        if len(data) == nbytes:
+            value = int.from_bytes(data, "big")
+    if value is None:
+        raise InputError(f"{what} {text[:40]!r} is not a {nbytes}-byte hex or base64 id")
+    if value == 0:
+        raise InputError(f"{what} is all zeros (invalid)")
+    return value
+
+
+def _int(raw: Any, what: str) -> int:
+    try:
+        value = int(raw)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} {str(raw)[:40]!r} is not an integer") from None
+    if value < 0:
+        raise InputError(f"{what} is negative")
+    return value
+
+
+_KIND_NAMES = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3,
+               "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
+_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
+
+
+def _enum(raw: Any, names: dict[str, int], top: int) -> int:
+    if isinstance(raw, str):
+        return names.get(raw, int(raw) if raw.isdigit() and int(raw) <= top else 0)
+    if isinstance(raw, int) and 0 <= raw <= top:
+        return raw
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------- OTLP
+def otlp_spans(request: Any, note: Callable[[str], None]) -> Iterator[tuple[dict[str, Any], RecordedSpan]]:
+    """(resource attributes, span) for every span of an ``ExportTraceServiceRequest``; bad spans are noted."""
+    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
+        raise InputError("not an OTLP/JSON ExportTraceServiceRequest (no resourceSpans list)")
+    for r_index, resource_spans in enumerate(request["resourceSpans"]):
+        if not isinstance(resource_spans, dict):
+            note(f"resourceSpans[{r_index}] is not an object; skipped")
+            continue
+        try:
+            resource = _attributes((resource_spans.get("resource") or {}).get("attributes"),
+                                   f"resourceSpans[{r_index}].resource", note)
+        except InputError as exc:
+            note(f"{exc}; resource attributes ignored")
+            resource = {}
+        scope_list = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans")) or []
+        for s_index, scope_spans in enumerate(scope_list if isinstance(scope_list, list) else []):
+            if not isinstance(scope_spans, dict):
+                continue
+            scope_obj = scope_spans.get("scope", scope_spans.get("instrumentationLibrary")) or {}
+            scope = str(scope_obj.get("name", "")) if isinstance(scope_obj, dict) else ""
+            for index, raw in enumerate(scope_spans.get("spans") or []):
+                what = f"span {index} of resourceSpans[{r_index}].scopeSpans[{s_index}]"
+                try:
+                    yield resource, _otlp_span(raw, scope, what, note)
+                except InputError as exc:
+                    note(f"{exc}; span skipped")
+
+
+def _otlp_span(raw: Any, scope: str, what: str, note: Callable[[str], None]) -> RecordedSpan:
+    if not isinstance(raw, dict):
+        raise InputError(f"{what} is not an object")
+    name = raw.get("name")
+    if isinstance(name, str) and name:
+        what = f"{what} ({name[:60]!r})"
+    trace_id = _hex_id(raw.get("traceId"), 16, f"{what}: traceId")
+    span_id = _hex_id(raw.get("spanId"), 8, f"{what}: spanId")
+    parent_raw = raw.get("parentSpanId")
+    parent_id = _hex_id(parent_raw, 8, f"{what}: parentSpanId") if parent_raw else None
+    start = _int(raw.get("startTimeUnixNano", 0), f"{what}: startTimeUnixNano")
+    end = _int(raw.get("endTimeUnixNano", start), f"{what}: endTimeUnixNano")
+    events = []
+    for event in raw.get("events") or []:
+        if not isinstance(event, dict):
+            continue
+        events.append(RecordedEvent(str(event.get("name", "")), _int(event.get("timeUnixNano", end), f"{what}: event"),
+                                    _attributes(event.get("attributes"), f"{what}: event", note)))
+    status = raw.get("status") or {}
+    return RecordedSpan(
+        trace_id=trace_id, span_id=span_id, parent_id=parent_id, name=str(name or ""),
+        kind=_enum(raw.get("kind", 0), _KIND_NAMES, 5), start_unix_nano=start, end_unix_nano=max(end, start),
+        attributes=_attributes(raw.get("attributes"), what, note), events=events,
+        status_code=_enum(status.get("code", 0), _STATUS_NAMES, 2) if isinstance(status, dict) else 0,
+        status_message=str(status.get("message", "")) if isinstance(status, dict) else "", scope=scope,
+    )
+
+
+# ----------------------------------------------------------------------------------------------- Jaeger
+_JAEGER_KIND = {"internal": 1, "server": 2, "client": 3, "producer": 4, "consumer": 5}
+
+
+def _jaeger_value(tag: dict[str, Any]) -> Any:
+    value, kind = tag.get("value"), str(tag.get("type", "string")).lower()
+    if kind in ("int64", "int"):
+        return int(value) if value is not None else None
+    if kind in ("float64", "float"):
+        return float(value) if value is not None else None
+    if kind in ("bool", "boolean"):
+        return value if isinstance(value, bool) else str(value).lower() == "true"
+    return None if value is None else (value if isinstance(value, (str, int, float, bool)) else str(value))
+
+
+def _jaeger_tags(tags: Any, what: str, note: Callable[[str], None]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for tag in tags or []:
+        if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
+            raise InputError(f"{what}: tag without a string key")
+        try:
+            value = _jaeger_value(tag)
+        except (TypeError, ValueError):
+            raise InputError(f"{what}: tag {tag['key']!r} has a value that does not match its type") from None
+        if value is not None:
+            out[tag["key"]] = _clip(tag["key"], value, what, note)
+    return out
+
+
+def jaeger_traces(document: Any, note: Callable[[str], None]) -> Iterator[tuple[dict[str, Any], RecordedSpan]]:
+    """(resource, span) for every span of a Jaeger JSON document (UI download / query API ``{"data": [...]}``)."""
+    traces = document.get("data") if isinstance(document, dict) else None
+    if not isinstance(traces, list):
+        raise InputError("not a Jaeger JSON document (no data list)")
+    for t_index, trace in enumerate(traces):
+        if not isinstance(trace, dict):
+            note(f"data[{t_index}] is not an object; skipped")
+            continue
+        processes = trace.get("processes") or {}
+        for index, raw in enumerate(trace.get("spans") or []):
+            what = f"data[{t_index}].spans[{index}]"
+            try:
+                yield _jaeger_span(raw, processes, what, note)
+            except InputError as exc:
+                note(f"{exc}; span skipped")
+
+
+def _jaeger_span(raw: Any, processes: Any, what: str,
+                 note: Callable[[str], None]) -> tuple[dict[str, Any], RecordedSpan]:
+    if not isinstance(raw, dict):
+        raise InputError(f"{what} is not an object")
+    name = str(raw.get("operationName") or "")
+    if name:
+        what = f"{what} ({name[:60]!r})"
+    trace_id = _hex_id(raw.get("traceID"), 16, f"{what}: traceID")
+    span_id = _hex_id(raw.get("spanID"), 8, f"{what}: spanID")
+    parent_id = None
+    for ref in raw.get("references") or []:
+        if isinstance(ref, dict) and ref.get("refType", "CHILD_OF") == "CHILD_OF" and ref.get("spanID"):
+            parent_id = _hex_id(ref.get("spanID"), 8, f"{what}: references.spanID")
+            break
+    if parent_id is None and raw.get("parentSpanID") not in (None, "", "0", "0000000000000000"):
+        parent_id = _hex_id(raw.get("parentSpanID"), 8, f"{what}: parentSpanID")
+    start = _int(raw.get("startTime", 0), f"{what}: startTime") * 1000
+    end = start + _int(raw.get("duration", 0), f"{what}: duration") * 1000
+    tags = _jaeger_tags(raw.get("tags"), what, note)
+    process = processes.get(raw.get("processID")) if isinstance(processes, dict) else None
+    resource: dict[str, Any] = {}
+    if isinstance(process, dict):
+        resource = _jaeger_tags(process.get("tags"), f"{what}: process", note)
+        if process.get("serviceName"):
+            resource.setdefault("service.name", str(process["serviceName"]))
+    events = []
+    for log in raw.get("logs") or []:
+        if not isinstance(log, dict):
+            continue
+        fields = _jaeger_tags(log.get("fields"), f"{what}: log", note)
+        event_name = str(fields.pop("event", "log"))
+        events.append(RecordedEvent(event_name, _int(log.get("timestamp", 0), f"{what}: log") * 1000, fields))
+    status_text = str(tags.pop("otel.status_code", "")).upper()
+    status_message = str(tags.pop("otel.status_description", ""))
+    status = 2 if status_text == "ERROR" or tags.get("error") is True else 1 if status_text == "OK" else 0
+    kind = _JAEGER_KIND.get(str(tags.pop("span.kind", "internal")).lower(), 1)
+    scope = str(tags.pop("otel.scope.name", tags.pop("otel.library.name", "")))
+    for key in ("otel.scope.version", "otel.library.version", "internal.span.format"):
+        tags.pop(key, None)
+    if status == 2:
+        tags.pop("error", None)
+    span = RecordedSpan(trace_id, span_id, parent_id, name, kind, start, end, tags, events, status,
+                        status_message, scope)
+    return resource, span
+
+
+# ------------------------------------------------------------------------------------------------ files
+def expand_paths(paths: Iterable[str | Path], note: ProblemSink) -> list[Path]:
+    """Files named, and the trace files (by suffix) of directories named, sorted; missing paths noted."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(TRACE_FILE_SUFFIXES))
+            if not found:
+                note(Problem(str(path), 0, "directory holds no trace files (*.json, *.jsonl, *.ndjson, *.gz)"))
+            out.extend(found)
+        elif path.is_file():
+            out.append(path)
+        else:
+            note(Problem(str(path), 0, "no such file or directory"))
+    return out
+
+
+def _open_text(path: Path) -> IO[str]:
+    """Text from a plain or gzip file, told apart by the gzip magic number, not the name."""
+    raw = path.open("rb")
+    magic = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
+    if magic == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", errors="replace")
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+
+
+class _Grouper:
+    """Collects spans per trace and hands a trace on once its root is in and its line is done."""
+
+    def __init__(self, path: str, note: ProblemSink) -> None:
+        self.path = path
+        self.note = note
+        self.traces: dict[int, RecordedTrace] = {}
+        self.rooted: set[int] = set()
+        self.full: set[int] = set()
+
+    def add(self, resource: dict[str, Any], span: RecordedSpan, line: int) -> None:
+        trace = self.traces.get(span.trace_id)
+        if trace is None:
+            trace = RecordedTrace(span.trace_id, dict(resource), [], f"{self.path}:{line}")
+            self.traces[span.trace_id] = trace
+        if len(trace.spans) >= MAX_SPANS_PER_TRACE:
+            if span.trace_id not in self.full:
+                self.full.add(span.trace_id)
+                self.note(Problem(self.path, line, f"trace {trace.trace_id_hex} has more than "
+                                                   f"{MAX_SPANS_PER_TRACE:,} spans; the rest are skipped"))
+            return
+        trace.spans.append(span)
+        if span.parent_id is None:
+            self.rooted.add(span.trace_id)
+
+    def complete(self) -> Iterator[RecordedTrace]:
+        for trace_id in [t for t in self.traces if t in self.rooted]:
+            self.rooted.discard(trace_id)
+            yield self.traces.pop(trace_id)
+
+    def rest(self) -> Iterator[RecordedTrace]:
+        yield from self.traces.values()
+        self.traces.clear()
+
+
+def read_file(path: Path, note: ProblemSink) -> Iterator[RecordedTrace]:
+    """The traces of one file, in the order their first span appears; defects go to ``note``."""
+    name = str(path)
+    grouper = _Grouper(name, note)
+    line_no = 0
+    try:
+        with _open_text(path) as fh:
+            first = _first_line(fh)
+            if first is None:
+                note(Problem(name, 0, "file is empty"))
+                return
+            line_no, text = first
+            try:
+                document: Any = json.loads(text)
+                whole = not isinstance(document, dict) or "resourceSpans" not in document
+            except json.JSONDecodeError:
+                document, whole = None, True
+            if whole:
+                yield from _read_document(fh, name, line_no, text, note)
+                return
+            while True:
+                if document is not None:
+                    line_note = _line_note(note, name, line_no)
+                    try:
+                        for resource, span in otlp_spans(document, line_note):
+                            grouper.add(resource, span, line_no)
+                    except InputError as exc:
+                        line_note(f"{exc}; line skipped")
+                    yield from grouper.complete()
+                line = fh.readline(MAX_LINE_CHARS)
+                if not line:
+                    break
+                line_no += 1
+                document = _parse_line(fh, line, name, line_no, note)
+    except (EOFError, OSError, zlib.error) as exc:
+        detail = "truncated or corrupt gzip" if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)) else "read"
+        note(Problem(name, line_no + 1, f"{detail} error: {exc}; the rest of the file is skipped"))
+    yield from grouper.rest()
+
+
+def _line_note(note: ProblemSink, name: str, line: int) -> Callable[[str], None]:
+    return lambda message: note(Problem(name, line, message))
+
+
+def _first_line(fh: IO[str]) -> tuple[int, str] | None:
+    number = 0
+    while True:
+        line = fh.readline(MAX_LINE_CHARS)
+        if not line:
+            return None
+        number += 1
+        if line.strip():
+            return number, line
+
+
+def _parse_line(fh: IO[str], line: str, name: str, line_no: int, note: ProblemSink) -> Any:
+    if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
+        while True:  # consume the rest of the over-long line
+            more = fh.readline(MAX_LINE_CHARS)
+            if not more or more.endswith("\n"):
+                break
+        note(Problem(name, line_no, f"line longer than {MAX_LINE_CHARS:,} characters; skipped"))
+        return None
+    if not line.strip():
+        return None
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        note(Problem(name, line_no, f"not JSON ({exc.msg} at column {exc.colno}); line skipped"))
+        return None
+
+
+def _read_document(fh: IO[str], name: str, first_line: int, head: str, note: ProblemSink) -> Iterator[RecordedTrace]:
+    """A whole-file document: one OTLP request (maybe pretty-printed) or a Jaeger JSON download."""
+    rest = fh.read(MAX_DOCUMENT_CHARS)
+    if fh.read(1):
+        note(Problem(name, 0, f"document larger than {MAX_DOCUMENT_CHARS:,} characters; file skipped"))
+        return
+    text = head + rest
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = first_line + exc.lineno - 1
+        kind = "truncated JSON" if exc.pos >= len(text.rstrip()) else "not JSON"
+        note(Problem(name, line, f"{kind} ({exc.msg} at column {exc.colno}); file skipped"))
+        return
+    grouper = _Grouper(name, note)
+    doc_note = _line_note(note, name, 0)
+    if isinstance(document, dict) and "resourceSpans" in document:
+        source: Iterable[tuple[dict[str, Any], RecordedSpan]] = otlp_spans(document, doc_note)
+    elif isinstance(document, dict) and "data" in document:
+        source = jaeger_traces(document, doc_note)
+    else:
+        note(Problem(name, first_line, "wrong format: expected OTLP/JSON (resourceSpans) or Jaeger JSON (data); "
+                                       "file skipped"))
+        return
+    try:
+        for resource, span in source:
+            grouper.add(resource, span, first_line)
+    except InputError as exc:
+        doc_note(f"{exc}; file skipped")
+    yield from grouper.rest()
+
+
+def read_traces(paths: Iterable[str | Path], note: ProblemSink) -> Iterator[RecordedTrace]:
+    """Every trace of every file (directories expanded), file by file."""
+    for path in expand_paths(paths, note):
+        yield from read_file(path, note)
