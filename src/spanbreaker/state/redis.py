@@ -1,0 +1,432 @@
+"""Shared breaker state on Redis: one breaker per trace across processes and hosts.
+
+Why this shape: the span processor runs on the application's thread, before every model and tool call, so it
+must never wait on the network. Everything that touches Redis runs on two daemon threads:
+
+* the *flusher* wakes every ``state_staleness_s`` (or at once when a trip is published) and sends, in one
+  pipeline, the usage this process added since the last flush (a small Lua script per trace: atomic, exactly
+  once) and reads back the shared totals of every trace live in this process; the difference between the
+  shared total and what this process contributed becomes ``TraceState.remote``, which budgets add to local
+  spending. A trace can therefore overrun a budget by at most what the *other* processes spend in one
+  staleness window (plus one in-flight call per process).
+* the *subscriber* listens on ``<prefix>:trips``: a trip (or kill switch) published anywhere lands in an
+  in-memory dict that ``remote_trip`` reads on the hot path, so the trace latches OPEN here before its next
+  call. The trip is also kept in the trace's hash, so a process that missed the message (Redis was down)
+  picks it up at its next pull.
+
+Redis down, slow or restarted: every call has a short socket timeout and no retries, failures are counted
+(``processor.stats.state_errors``), one warning is logged per outage, detection goes on with the local view,
+and unsent usage is kept and sent when Redis is back (a per-process sequence number makes a batch that timed
+out after being applied count once; a hash lost in a restart is re-seeded with this process's cumulative
+contribution). Only figures, ids and the trip record (detector, reason, evidence figures) are stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..breaker import TripRecord
+from ..tracestate import Totals
+
+logger = logging.getLogger("spanbreaker.state")
+
+SOCKET_TIMEOUT_S = 0.5
+"""Default for every Redis call (override with ``?socket_timeout=`` in the URL); a call never blocks longer."""
+NANO_USD = 1_000_000_000
+"""Cost is stored as integer nano-dollars so concurrent increments add up exactly (no float drift)."""
+MAX_PULL = 10_000
+"""Traces whose shared totals are read per flush (the most recently started first)."""
+MAX_REMOTE_TRIPS = 10_000
+"""Trips heard from other processes and not yet consumed here (oldest dropped first)."""
+
+_USAGE_LUA = """
+local f = 's:' .. ARGV[1]
+local seq = tonumber(ARGV[2])
+local last = redis.call('HGET', KEYS[1], f)
+if not last then
+  redis.call('HINCRBY', KEYS[1], 't', ARGV[8])
+  redis.call('HINCRBY', KEYS[1], 'm', ARGV[9])
+  redis.call('HINCRBY', KEYS[1], 'c', ARGV[10])
+  redis.call('HINCRBY', KEYS[1], 'n', ARGV[11])
+  redis.call('HSET', KEYS[1], f, seq)
+elseif tonumber(last) < seq then
+  redis.call('HINCRBY', KEYS[1], 't', ARGV[4])
+  redis.call('HINCRBY', KEYS[1], 'm', ARGV[5])
+  redis.call('HINCRBY', KEYS[1], 'c', ARGV[6])
+  redis.call('HINCRBY', KEYS[1], 'n', ARGV[7])
+  redis.call('HSET', KEYS[1], f, seq)
+end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return redis.call('HMGET', KEYS[1], 't', 'm', 'c', 'n', 'trip')
+"""
+"""Apply one process's batch to a trace once: by delta when its previous batch is there, by its cumulative
+contribution when the hash is new or was lost (expired, Redis restarted). Returns the shared totals."""
+
+_FIELDS = ("t", "m", "c", "n", "trip")
+
+
+def trace_key(prefix: str, trace_id: int | str) -> str:
+    return f"{prefix}:trace:{trace_hex(trace_id)}"
+
+
+def trips_channel(prefix: str) -> str:
+    return f"{prefix}:trips"
+
+
+def trace_hex(trace_id: int | str) -> str:
+    value = int(trace_id, 16) if isinstance(trace_id, str) else int(trace_id)
+    if not 0 < value < 1 << 128:
+        raise ValueError(f"trace id {trace_id!r}: expected a non-zero 128-bit id (32 hex digits)")
+    return f"{value:032x}"
+
+
+def make_client(url: str, timeout_s: float = SOCKET_TIMEOUT_S) -> Any:
+    """A redis-py client that never retries and never waits longer than ``timeout_s`` per call."""
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    import redis
+
+    return redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
+                                retry=Retry(NoBackoff(), 0), health_check_interval=0)
+
+
+def encode_trip(record: TripRecord, origin: str, trip_id: str) -> str:
+    return json.dumps({"op": "trip", "trace": record.trace_id, "origin": origin, "id": trip_id,
+                       "record": record.as_dict()}, default=str, separators=(",", ":"))
+
+
+def decode_record(payload: dict[str, Any]) -> TripRecord:
+    raw = payload.get("record") or {}
+    known = {k: raw[k] for k in ("detector", "reason", "trace_id", "span_id", "span_name", "step", "agent",
+                                 "evidence", "time_unix_nano") if k in raw}
+    known.setdefault("detector", "forced")
+    known.setdefault("reason", "opened elsewhere")
+    known.setdefault("trace_id", str(payload.get("trace", "")))
+    record = TripRecord(**known)
+    record.evidence = dict(record.evidence or {})
+    record.evidence.setdefault("origin", str(payload.get("origin", "")))
+    return record
+
+
+@dataclass
+class _Book:
+    """This process's bookkeeping for one trace."""
+
+    owner: Any = None
+    """The TraceState the current contributions belong to (a dropped-and-restarted trace starts afresh)."""
+    pending: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    """tokens, model calls, tool calls, nano-USD not yet handed to the flusher."""
+    sent: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    """What ``owner`` has handed to the flusher: subtracted from the shared total to get the others' share."""
+    total: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    """Everything this process ever added to the trace (re-seeds a hash lost in a restart)."""
+
+
+@dataclass
+class SharedStats:
+    flushes: int = 0
+    errors: int = 0
+    outages: int = 0
+    trips_published: int = 0
+    trips_received: int = 0
+    resets_received: int = 0
+
+
+class RedisSharedState:
+    """The object ``processor.shared`` points to. Its hot-path methods only touch memory."""
+
+    def __init__(self, processor: Any, url: str, *, prefix: str | None = None, staleness_s: float | None = None,
+                 ttl_s: float | None = None, client: Any = None) -> None:
+        config = processor.config
+        self.processor = processor
+        self.url = url
+        self.prefix = prefix if prefix is not None else config.state_prefix
+        self.staleness_s = max(0.005, staleness_s if staleness_s is not None else config.state_staleness_s)
+        self.ttl_s = max(1, round(ttl_s if ttl_s is not None else config.trace_ttl_s))
+        self.origin = uuid.uuid4().hex[:16]
+        self.stats = SharedStats()
+        self.channel = trips_channel(self.prefix)
+        self._client = client if client is not None else make_client(url)
+        self._script = self._client.register_script(_USAGE_LUA)
+        self._lock = threading.Lock()
+        self._books: dict[int, _Book] = {}
+        self._ops: list[tuple[str, int, str]] = []
+        self._inflight: tuple[int, list[tuple[int, list[int], list[int]]]] | None = None
+        self._seq = 0
+        self._trips: OrderedDict[int, TripRecord] = OrderedDict()
+        self._delivered: dict[int, str] = {}
+        self._local = threading.local()
+        self._degraded = False
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        if not hasattr(processor.stats, "state_errors"):
+            processor.stats.state_errors = 0
+        processor.add_listener(_ForcedTripPublisher(self))
+        self._flusher = threading.Thread(target=self._flush_loop, name="spanbreaker-state-flush", daemon=True)
+        self._subscriber = threading.Thread(target=self._subscribe_loop, name="spanbreaker-state-sub", daemon=True)
+        self._flusher.start()
+        self._subscriber.start()
+
+    # ----------------------------------------------------------------------------- hot path (memory only)
+    def remote_trip(self, trace_id: int) -> TripRecord | None:
+        """A trip heard from elsewhere for this trace, handed over once (the breaker then latches it)."""
+        if not self._trips:
+            return None
+        with self._lock:
+            return self._trips.pop(trace_id, None)
+
+    def add_usage(self, trace_id: int, tokens: int, model_calls: int, tool_calls: int, cost_usd: float) -> None:
+        owner = self.processor._traces.get(trace_id)
+        nano = round((cost_usd or 0.0) * NANO_USD)
+        with self._lock:
+            book = self._books.get(trace_id)
+            if book is None:
+                book = self._books[trace_id] = _Book(owner)
+            elif book.owner is not owner:
+                book.owner, book.sent = owner, [0, 0, 0, 0]
+            pending = book.pending
+            pending[0] += int(tokens or 0)
+            pending[1] += int(model_calls or 0)
+            pending[2] += int(tool_calls or 0)
+            pending[3] += nano
+
+    def publish_trip(self, trace_id: int, record: TripRecord) -> None:
+        trip_id = uuid.uuid4().hex
+        with self._lock:
+            self._delivered[trace_id] = trip_id
+            self._ops.append(("trip", trace_id, encode_trip(record, self.origin, trip_id)))
+            self.stats.trips_published += 1
+        self._wake.set()
+
+    def reset(self, trace_id: int) -> None:
+        with self._lock:
+            self._trips.pop(trace_id, None)
+            if getattr(self._local, "applying", False):
+                return  # a reset heard from elsewhere: do not echo it back
+            self._ops.append(("reset", trace_id, json.dumps({"op": "reset", "trace": trace_hex(trace_id),
+                                                             "origin": self.origin})))
+        self._wake.set()
+
+    def close(self, timeout_s: float = 1.0) -> None:
+        """Stop the threads after one last flush attempt (bounded by the socket timeout)."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._wake.set()
+        self._flusher.join(timeout_s + SOCKET_TIMEOUT_S)
+        self._subscriber.join(timeout_s)
+        with contextlib.suppress(Exception):
+            self._client.close()
+
+    def flush(self, timeout_s: float = 2.0) -> bool:
+        """Wait until what was added so far reached Redis (tests, shutdown). False when Redis did not answer."""
+        target = self.stats.flushes + 2
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self._wake.set()
+            if self.stats.flushes >= target:
+                return True
+            time.sleep(0.005)
+        return False
+
+    # ------------------------------------------------------------------------------------ flusher thread
+    def _flush_loop(self) -> None:
+        while True:
+            self._wake.wait(self.staleness_s)
+            self._wake.clear()
+            stopping = self._stop.is_set()
+            try:
+                self._cycle()
+            except Exception as exc:  # never let the thread die: the next cycle retries
+                self._failed(exc)
+            if stopping:
+                return
+
+    def _cycle(self) -> None:
+        processor = self.processor
+        with self._lock:
+            ops, self._ops = self._ops, []
+            if self._inflight is None:
+                batch: list[tuple[int, list[int], list[int]]] = []
+                for tid, book in self._books.items():
+                    if any(book.pending):
+                        delta = book.pending
+                        book.pending = [0, 0, 0, 0]
+                        book.sent = [a + b for a, b in zip(book.sent, delta, strict=True)]
+                        book.total = [a + b for a, b in zip(book.total, delta, strict=True)]
+                        batch.append((tid, delta, list(book.total)))
+                if batch:
+                    self._seq += 1
+                    self._inflight = (self._seq, batch)
+            inflight = self._inflight
+        with processor._table_lock:
+            live = list(processor._traces.keys())[-MAX_PULL:]
+        pipe = self._client.pipeline(transaction=False)
+        for op, tid, payload in ops:
+            key = trace_key(self.prefix, tid)
+            if op == "trip":
+                pipe.hset(key, "trip", payload)
+                pipe.expire(key, self.ttl_s)
+            else:
+                pipe.hdel(key, "trip")
+            pipe.publish(self.channel, payload)
+        written: set[int] = set()
+        if inflight is not None:
+            seq, batch = inflight
+            for tid, delta, total in batch:
+                self._script(keys=[trace_key(self.prefix, tid)],
+                             args=[self.origin, seq, self.ttl_s, *delta, *total], client=pipe)
+                written.add(tid)
+        reads = [tid for tid in live if tid not in written]
+        for tid in reads:
+            pipe.hmget(trace_key(self.prefix, tid), *_FIELDS)
+        try:
+            results = pipe.execute(raise_on_error=True)
+        except Exception as exc:
+            with self._lock:
+                self._ops[:0] = ops
+            self._failed(exc)
+            return
+        with self._lock:
+            self._inflight = None
+        self._succeeded()
+        answers = results[len(results) - len(written) - len(reads):]
+        tids = ([tid for tid, _, _ in inflight[1]] if inflight is not None else []) + reads
+        for tid, answer in zip(tids, answers, strict=True):
+            self._apply(tid, answer)
+        self._prune(set(live))
+
+    def _apply(self, tid: int, answer: list[Any]) -> None:
+        """Turn the shared totals of a trace into the others' share, and pick up a trip we have not seen."""
+        trace = self.processor._traces.get(tid)
+        shared = [int(v) if v is not None else 0 for v in answer[:4]]
+        with self._lock:
+            book = self._books.get(tid)
+            mine = book.sent if book is not None and book.owner is trace else [0, 0, 0, 0]
+            others = [max(0, a - b) for a, b in zip(shared, mine, strict=True)]
+            trip = answer[4]
+            if trip is not None:
+                self._heard(tid, trip, from_pull=True)
+        if trace is not None:
+            trace.remote = Totals(others[0], others[1], others[2], others[3] / NANO_USD)
+
+    def _prune(self, live: set[int]) -> None:
+        with self._lock:
+            for tid in [t for t, b in self._books.items() if t not in live and not any(b.pending)]:
+                if self._inflight is None or all(t != tid for t, _, _ in self._inflight[1]):
+                    del self._books[tid]
+            for tid in [t for t in self._delivered if t not in live and t not in self._trips]:
+                del self._delivered[tid]
+
+    # --------------------------------------------------------------------------------- subscriber thread
+    def _subscribe_loop(self) -> None:
+        backoff = self.staleness_s
+        while not self._stop.is_set():
+            pubsub = None
+            try:
+                pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+                pubsub.subscribe(self.channel)
+                backoff = self.staleness_s
+                while not self._stop.is_set():
+                    message = pubsub.get_message(timeout=0.2)
+                    if message is not None and message.get("type") == "message":
+                        self._on_message(message.get("data"))
+            except Exception as exc:
+                self._failed(exc)
+                self._stop.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
+            finally:
+                if pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        pubsub.close()
+
+    def _on_message(self, data: Any) -> None:
+        try:
+            payload = json.loads(data)
+            tid = int(payload["trace"], 16)
+        except (TypeError, ValueError, KeyError):
+            return
+        if payload.get("origin") == self.origin:
+            return
+        if payload.get("op") == "reset":
+            self.stats.resets_received += 1
+            with self._lock:
+                self._trips.pop(tid, None)
+                self._delivered.pop(tid, None)
+            if tid in self.processor._traces:
+                self._local.applying = True
+                try:
+                    self.processor.reset(tid)
+                finally:
+                    self._local.applying = False
+            return
+        with self._lock:
+            self._heard(tid, data, from_pull=False)
+
+    def _heard(self, tid: int, data: Any, *, from_pull: bool) -> None:
+        """Record a trip published elsewhere (called with the lock held)."""
+        try:
+            payload = json.loads(data)
+        except (TypeError, ValueError):
+            return
+        trip_id = str(payload.get("id", ""))
+        if payload.get("origin") == self.origin or self._delivered.get(tid) == trip_id:
+            return
+        record = decode_record(payload)
+        record._spanbreaker_remote = True  # type: ignore[attr-defined]
+        self._delivered[tid] = trip_id
+        self._trips[tid] = record
+        self.stats.trips_received += 1
+        if len(self._trips) > MAX_REMOTE_TRIPS:
+            self._trips.popitem(last=False)
+
+    # ------------------------------------------------------------------------------------------ health
+    def _failed(self, exc: BaseException) -> None:
+        self.stats.errors += 1
+        self.processor.stats.state_errors += 1
+        if not self._degraded:
+            self._degraded = True
+            self.stats.outages += 1
+            logger.warning("spanbreaker: shared state at %s unavailable (%s); using the local view until it is "
+                           "back", _redact(self.url), type(exc).__name__)
+
+    def _succeeded(self) -> None:
+        self.stats.flushes += 1
+        if self._degraded:
+            self._degraded = False
+            logger.info("spanbreaker: shared state at %s is back", _redact(self.url))
+
+    @property
+    def degraded(self) -> bool:
+        return self._degraded
+
+
+class _ForcedTripPublisher:
+    """Publishes ``processor.force_open`` (the in-code kill switch) so every process sees it."""
+
+    def __init__(self, shared: RedisSharedState) -> None:
+        self.shared = shared
+
+    def on_trip(self, record: TripRecord) -> None:
+        if record.detector == "forced" and not getattr(record, "_spanbreaker_remote", False):
+            self.shared.publish_trip(int(record.trace_id, 16), record)
+
+    def on_state_change(self, trace_id: str, old: Any, new: Any) -> None:
+        return None
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for logs."""
+    if "@" not in url:
+        return url
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://***@{rest.rpartition('@')[2]}"
