@@ -1,0 +1,381 @@
+"""Run-time work-arounds for the OpenInference Agno instrumentor and for Agno itself (defects B1-B7).
+
+Each patch is a wrapt wrapper placed *on top of* what the instrumentor installed, recorded so that
+:meth:`Patches.remove` puts back exactly what was there. The instrumentor package is never modified. Why each
+one exists (numbers from the Agno research notes):
+
+* custom models: the instrumentor only wraps ``Model`` subclasses found inside ``agno.models``; any other
+  subclass gets no LLM span, so the breaker could neither count nor veto its calls.
+* B1: after ``team.run()`` / ``team.arun()`` the ended team span stays the current span (detach order), so the
+  next run joins the old trace and inherits its open breaker. The caller's context is restored.
+* B4: under the SDK default of 128 attributes an LLM span loses its kind and ``input.value`` before
+  ``on_start`` (session bloat is measured there). The instrumentor's tracer gets 1024.
+* B2 and B5: a generator tool (every ``delegate_task_to_member``) that raised was reported as a success with
+  partial output, and in sync teams the member's exception, a trip included, was dropped; under ``arun`` the
+  tool span was never ended. The tool span now ends with the error and the exception propagates.
+* B6 and trips: the instrumentor sets a run span OK whatever happened in streaming mode, and OK over the trip
+  marks. A tripped span keeps its ERROR; a streamed run that produced no RunOutput is an ERROR.
+* B7: background memory / learning calls run in a thread pool without the caller's context, so their LLM
+  spans start new traces the run's breaker never sees. The pool now carries the context.
+* ``tool_call_limit``: refused calls create no span, so a model asking again and again for refused calls was
+  invisible. Each refused call becomes a TOOL span (error ``ToolCallLimitExceeded``) the detectors see and the
+  breaker can veto.
+* ``output_schema``: a response that does not validate is silent (no retry, no error). The run span gets
+  ``spanbreaker.validation_failed = true`` for the ``validation_failures`` detector.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from opentelemetry import context as context_api
+from opentelemetry import trace as trace_api
+from opentelemetry.trace import Status, StatusCode
+
+from .. import marking
+
+logger = logging.getLogger("spanbreaker")
+
+VALIDATION_ATTRIBUTE = "spanbreaker.validation_failed"
+REFUSED_ATTRIBUTE = "spanbreaker.refused"
+REFUSED_ERROR = "ToolCallLimitExceeded"
+_MODEL_METHODS = {"invoke": "run", "ainvoke": "arun", "invoke_stream": "run_stream", "ainvoke_stream": "arun_stream"}
+_MODEL_ENTRY_POINTS = ("_invoke_with_retry", "_ainvoke_with_retry", "_invoke_stream_with_retry",
+                       "_ainvoke_stream_with_retry")
+
+
+class RaisedLimitsProvider:
+    """A tracer provider view whose tracers keep at least ``min_attributes`` attributes per span (B4).
+
+    Only the tracers handed to the Agno instrumentor are affected; the application's provider and its other
+    tracers keep their limits.
+    """
+
+    def __init__(self, provider: Any, min_attributes: int) -> None:
+        self._provider = provider
+        self._min = min_attributes
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
+        tracer = self._provider.get_tracer(*args, **kwargs)
+        limits = getattr(tracer, "_span_limits", None)
+        current = getattr(limits, "max_span_attributes", None)
+        if limits is not None and current is not None and current < self._min:
+            from opentelemetry.sdk.trace import SpanLimits
+
+            tracer._span_limits = SpanLimits(
+                max_span_attributes=self._min, max_events=limits.max_events, max_links=limits.max_links,
+                max_event_attributes=limits.max_event_attributes, max_link_attributes=limits.max_link_attributes,
+                max_attribute_length=limits.max_attribute_length,
+                max_span_attribute_length=limits.max_span_attribute_length,
+            )
+        return tracer
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._provider, name)
+
+
+def same_pipeline(tracer: Any, provider: Any) -> bool:
+    """Whether spans of ``tracer`` reach the processors of ``provider``."""
+    return getattr(tracer, "_active_span_processor", None) is getattr(provider, "_active_span_processor", object())
+
+
+class ContextExecutor(ThreadPoolExecutor):
+    """A thread pool that runs each task in a copy of the submitter's context (B7)."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        ctx = contextvars.copy_context()
+        return super().submit(ctx.run, fn, *args, **kwargs)
+
+
+class Patches:
+    """The wrappers of one instrumentation, applied and removed together."""
+
+    def __init__(self, tracer: Any, processor: Any, runs: Any) -> None:
+        self.tracer = tracer
+        self.processor = processor
+        self.runs = runs
+        self._undo: list[tuple[Any, str, Any]] = []
+        self._models_checked: set[type] = set()
+        self._models_lock = threading.Lock()
+
+    # ------------------------------------------------------------------------------------------ plumbing
+    def _wrap(self, owner: Any, name: str, wrapper: Callable[..., Any]) -> None:
+        from wrapt import wrap_function_wrapper
+
+        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
+        wrap_function_wrapper(owner, name, wrapper)
+        self._undo.append((owner, name, original))
+
+    def _replace(self, owner: Any, name: str, value: Any) -> None:
+        self._undo.append((owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)))
+        setattr(owner, name, value)
+
+    def apply(self) -> None:
+        from agno.agent import _response as agent_response
+        from agno.agent import _run as agent_run
+        from agno.agent.agent import Agent
+        from agno.models.base import Model
+        from agno.team import _response as team_response
+        from agno.team import _run as team_run
+        from agno.team.team import Team
+        from openinference.instrumentation.agno import _runs_wrapper
+        from openinference.instrumentation.agno._tools_wrapper import _FunctionCallWrapper
+
+        for module in (agent_run, team_run):
+            for name in ("_run", "_continue_run"):
+                if hasattr(module, name):
+                    self._wrap(module, name, _restore_context_sync)
+            for name in ("_arun", "_acontinue_run"):
+                if hasattr(module, name):
+                    self._wrap(module, name, _restore_context_async)
+        self._wrap(_runs_wrapper, "_set_run_status", self._set_run_status)
+        self._wrap(_FunctionCallWrapper, "_handle_success_streaming", _tool_stream)
+        self._wrap(_FunctionCallWrapper, "_handle_async_success_streaming", _tool_astream)
+        for name in _MODEL_ENTRY_POINTS:
+            if name in Model.__dict__:
+                self._wrap(Model, name, self._model_entry)
+        for cls in _subclasses(Model):
+            self._ensure_model_traced(cls)
+        if "create_tool_call_limit_error_result" in Model.__dict__:
+            self._wrap(Model, "create_tool_call_limit_error_result", self._refused_call)
+        if hasattr(agent_response, "convert_response_to_structured_format"):
+            self._wrap(agent_response, "convert_response_to_structured_format", self._structured_output)
+        if hasattr(team_response, "_convert_response_to_structured_format"):
+            self._wrap(team_response, "_convert_response_to_structured_format", self._structured_output)
+        for cls in (Agent, Team):
+            if isinstance(cls.__dict__.get("background_executor"), property):
+                self._replace(cls, "background_executor", property(_background_executor))
+
+    def remove(self) -> None:
+        while self._undo:
+            owner, name, original = self._undo.pop()
+            try:
+                setattr(owner, name, original)
+            except Exception:  # a class that went away; nothing left to restore
+                logger.debug("spanbreaker could not restore %s.%s", owner, name, exc_info=True)
+        self._models_checked.clear()
+
+    # ------------------------------------------------------------------------------------ custom models
+    def _model_entry(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        cls = type(instance)
+        if cls not in self._models_checked:
+            self._ensure_model_traced(cls)
+        return wrapped(*args, **kwargs)
+
+    def _ensure_model_traced(self, cls: type) -> None:
+        """Wrap the invoke methods a Model subclass defines itself, unless the instrumentor already did."""
+        from agno.models.base import Model
+        from openinference.instrumentation.agno._model_wrapper import _ModelWrapper
+        from wrapt import ObjectProxy
+
+        with self._models_lock:
+            if cls in self._models_checked:
+                return
+            wrapper = _ModelWrapper(tracer=self.tracer)
+            for method, wrapper_name in _MODEL_METHODS.items():
+                owner = next((c for c in cls.__mro__ if method in c.__dict__), None)
+                if owner is None or owner is Model or not issubclass(owner, Model):
+                    continue
+                if isinstance(owner.__dict__[method], ObjectProxy):
+                    continue  # wrapped already (by the instrumentor or by us)
+                self._wrap(owner, method, getattr(wrapper, wrapper_name))
+            self._models_checked.add(cls)
+
+    # ------------------------------------------------------------------------------------- run spans
+    def _set_run_status(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        span = args[0] if args else kwargs.get("span")
+        run_response = args[1] if len(args) > 1 else kwargs.get("run_response")
+        try:
+            context = span.get_span_context()
+            run_id = getattr(run_response, "run_id", None)
+            if isinstance(run_id, str) and context.is_valid:
+                self.runs.add(run_id, context.trace_id)
+            if context.is_valid and run_response is not None:
+                self._say_why(run_response, context.trace_id)
+            attributes = getattr(span, "attributes", None) or {}
+            if attributes.get(marking.TRIPPED):
+                return None  # keep the ERROR status the trip wrote
+            if run_response is None:
+                span.set_status(Status(StatusCode.ERROR, "run failed: no RunOutput (see RunErrorEvent)"))
+                return None
+        except Exception:
+            logger.debug("spanbreaker: run status patch skipped", exc_info=True)
+        return wrapped(*args, **kwargs)
+
+    def _say_why(self, run_response: Any, trace_id: int) -> None:
+        """A run the breaker cancelled says so: Agno's own text ("Run ... was cancelled") names no reason."""
+        status = getattr(getattr(run_response, "status", None), "value", None)
+        if status != "CANCELLED":
+            return
+        record = self.processor.trip_record(trace_id)
+        if record is None:
+            return
+        content = getattr(run_response, "content", None)
+        if isinstance(content, str) and content.startswith("spanbreaker tripped"):
+            return
+        run_response.content = f"spanbreaker tripped [{record.detector}] {record.reason} (trace {record.trace_id})"
+
+    # ------------------------------------------------------------------------------- refused tool calls
+    def _refused_call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        message = wrapped(*args, **kwargs)
+        function_call = args[0] if args else kwargs.get("function_call")
+        function = getattr(function_call, "function", None)
+        name = getattr(function, "name", None) or "tool"
+        arguments = _json(getattr(function_call, "arguments", None))
+        span = self.tracer.start_span(name, attributes={  # may raise the trip: the refused loop ends here
+            "openinference.span.kind": "TOOL", "tool.name": name, "tool.parameters": arguments,
+            "input.value": arguments, "input.mime_type": "application/json", REFUSED_ATTRIBUTE: True,
+        })
+        content = getattr(message, "content", None)
+        text = content if isinstance(content, str) else "tool call limit reached"
+        span.set_attribute("output.value", text)
+        span.set_attribute("output.mime_type", "text/plain")
+        span.set_status(Status(StatusCode.ERROR, f"{REFUSED_ERROR}: {text}"))
+        span.end()
+        return message
+
+    # ------------------------------------------------------------------------------- structured output
+    def _structured_output(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        result = wrapped(*args, **kwargs)
+        try:
+            run_response = args[1] if len(args) > 1 else kwargs.get("run_response")
+            run_context = args[2] if len(args) > 2 else kwargs.get("run_context")
+            schema = getattr(run_context, "output_schema", None)
+            content = getattr(run_response, "content", None)
+            if schema is not None and content is not None and not _conforms(content, schema):
+                span = trace_api.get_current_span()
+                attributes = getattr(span, "attributes", None) or {}
+                if span.is_recording() and attributes.get("openinference.span.kind") == "AGENT":
+                    span.set_attribute(VALIDATION_ATTRIBUTE, True)
+        except Exception:
+            logger.debug("spanbreaker: structured output check skipped", exc_info=True)
+        return result
+
+
+# ------------------------------------------------------------------------------- generator tools
+def _stream_text(wrapper: Any, item: Any) -> str:
+    from agno.run.agent import RunContentEvent
+    from agno.run.team import RunContentEvent as TeamRunContentEvent
+
+    if isinstance(item, (RunContentEvent, TeamRunContentEvent)):
+        return str(wrapper._parse_content(item.content))
+    return item if isinstance(item, str) else ""
+
+
+def _end_tool_span(span: Any, text: str, error: BaseException | None) -> None:
+    if not span.is_recording():
+        return
+    if error is not None:
+        span.record_exception(error)
+        if not (getattr(span, "attributes", None) or {}).get(marking.TRIPPED):
+            span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+    else:
+        span.set_status(Status(StatusCode.OK))
+    span.set_attributes({"output.value": text, "output.mime_type": "text/plain"})
+    span.end()
+
+
+def _stream_args(args: Any, kwargs: Any) -> tuple[Any, Any]:
+    values = (*args, kwargs.get("result"), kwargs.get("span")) if len(args) < 2 else args
+    return values[0], values[1]
+
+
+def _tool_stream(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+    """The instrumentor's generator-tool span, minus the ``except Exception: pass`` (B2)."""
+    result, span = _stream_args(args, kwargs)
+
+    def stream() -> Iterator[Any]:
+        text = ""
+        try:
+            for item in result:
+                yield item
+                text += _stream_text(instance, item)
+        except GeneratorExit:
+            _end_tool_span(span, text, None)
+            raise
+        except BaseException as error:
+            _end_tool_span(span, text, error)
+            raise
+        _end_tool_span(span, text, None)
+
+    return stream()
+
+
+def _tool_astream(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+    """The async twin: the instrumentor left the span open when the member run raised (B5)."""
+    result, span = _stream_args(args, kwargs)
+
+    async def stream() -> Any:
+        text = ""
+        try:
+            async for item in result:
+                yield item
+                text += _stream_text(instance, item)
+        except GeneratorExit:
+            _end_tool_span(span, text, None)
+            raise
+        except BaseException as error:
+            _end_tool_span(span, text, error)
+            raise
+        _end_tool_span(span, text, None)
+
+    return stream()
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def _restore_context_sync(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+    """B1: whatever the run leaves attached, the caller gets its own context back."""
+    before = context_api.get_current()
+    try:
+        return wrapped(*args, **kwargs)
+    finally:
+        if context_api.get_current() is not before:
+            context_api.attach(before)
+
+
+async def _restore_context_async(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+    before = context_api.get_current()
+    try:
+        return await wrapped(*args, **kwargs)
+    finally:
+        if context_api.get_current() is not before:
+            context_api.attach(before)
+
+
+def _background_executor(self: Any) -> Any:
+    if getattr(self, "_background_executor", None) is None:
+        self._background_executor = ContextExecutor(max_workers=3, thread_name_prefix="agno-bg")
+    return self._background_executor
+
+
+def _subclasses(cls: type) -> Iterator[type]:
+    seen: set[type] = set()
+    stack: list[type] = list(cls.__subclasses__())
+    while stack:
+        sub = stack.pop()
+        if sub in seen:
+            continue
+        seen.add(sub)
+        yield sub
+        stack.extend(sub.__subclasses__())
+
+
+def _conforms(content: Any, schema: Any) -> bool:
+    if isinstance(schema, dict):
+        return isinstance(content, dict)
+    if isinstance(schema, type):
+        return isinstance(content, schema)
+    return True
+
+
+def _json(value: Any) -> str:
+    try:
+        return json.dumps(value, sort_keys=True, default=str)
+    except Exception:
+        return str(value)
