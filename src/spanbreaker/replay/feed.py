@@ -100,7 +100,8 @@ class Feeder:
         self.provider.add_span_processor(self.processor)
         for extra in self.extra_processors:
             self.provider.add_span_processor(extra)
-        self.tracer = self.provider.get_tracer(REPLAY_SCOPE)
+        self._tracers: dict[str, Any] = {}
+        """One tracer per recorded instrumentation scope (adapters' Tripped variants are chosen by scope)."""
 
     def shutdown(self) -> None:
         self.provider.shutdown()
@@ -136,9 +137,9 @@ class Feeder:
         else:
             context = Context()
         self.ids.trace_id, self.ids.span_id = span.trace_id, span.span_id
-        tracer = self.tracer
-        if span.scope:
-            tracer = self.provider.get_tracer(span.scope)
+        tracer = self._tracers.get(span.scope)
+        if tracer is None:
+            tracer = self._tracers[span.scope] = self.provider.get_tracer(span.scope or REPLAY_SCOPE)
         try:
             return tracer.start_span(span.name, context=context, kind=_KINDS.get(span.kind, SpanKind.INTERNAL),
                                      attributes=start_attributes, start_time=span.start_unix_nano,

@@ -362,13 +362,14 @@ def expand_paths(paths: Iterable[str | Path], note: ProblemSink) -> list[Path]:
     return out
 
 
-def _open_text(path: Path) -> IO[str]:
-    """Text from a plain or gzip file, told apart by the gzip magic number, not the name."""
+def _open_text(path: Path) -> tuple[IO[str], IO[bytes]]:
+    """Text from a plain or gzip file, told apart by the gzip magic number, not the name; and the raw file
+    (its position is the progress through the file)."""
     raw = path.open("rb")
-    magic = raw.peek(2)[:2] if isinstance(raw, io.BufferedReader) else b""
+    magic = raw.peek(2)[:2]
     if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", errors="replace")
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", errors="replace"), raw
+    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), raw
 
 
 class _Grouper:
@@ -406,13 +407,18 @@ class _Grouper:
         self.traces.clear()
 
 
-def read_file(path: Path, note: ProblemSink) -> Iterator[RecordedTrace]:
-    """The traces of one file, in the order their first span appears; defects go to ``note``."""
+def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | None = None
+              ) -> Iterator[RecordedTrace]:
+    """The traces of one file, in the order their first span appears; defects go to ``note``.
+
+    ``progress`` is called with the bytes of the file consumed so far, after every line.
+    """
     name = str(path)
     grouper = _Grouper(name, note)
     line_no = 0
     try:
-        with _open_text(path) as fh:
+        fh, raw = _open_text(path)
+        with fh:
             first = _first_line(fh)
             if first is None:
                 note(Problem(name, 0, "file is empty"))
@@ -435,6 +441,8 @@ def read_file(path: Path, note: ProblemSink) -> Iterator[RecordedTrace]:
                     except InputError as exc:
                         line_note(f"{exc}; line skipped")
                     yield from grouper.complete()
+                if progress is not None:
+                    progress(raw.tell())
                 line = fh.readline(MAX_LINE_CHARS)
                 if not line:
                     break
@@ -510,7 +518,25 @@ def _read_document(fh: IO[str], name: str, first_line: int, head: str, note: Pro
     yield from grouper.rest()
 
 
-def read_traces(paths: Iterable[str | Path], note: ProblemSink) -> Iterator[RecordedTrace]:
-    """Every trace of every file (directories expanded), file by file."""
-    for path in expand_paths(paths, note):
-        yield from read_file(path, note)
+def read_traces(paths: Iterable[str | Path], note: ProblemSink,
+                progress: Callable[[int, int], None] | None = None) -> Iterator[RecordedTrace]:
+    """Every trace of every file (directories expanded), file by file.
+
+    ``progress(done, total)`` gets bytes consumed and total bytes over all files (for a progress bar).
+    """
+    files = expand_paths(paths, note)
+    total = sum(_size(p) for p in files)
+    done = 0
+    for path in files:
+        step = None if progress is None else (lambda at, base=done: progress(base + at, total))
+        yield from read_file(path, note, step)
+        done += _size(path)
+        if progress is not None:
+            progress(done, total)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

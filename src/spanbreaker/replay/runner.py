@@ -113,14 +113,16 @@ def timeline(trace: RecordedTrace) -> tuple[list[StepStat], dict[int, int]]:
         while node is not None and hops < 1000 and node.span_id not in step_of_chain:
             node = by_id.get(node.parent_id) if node.parent_id is not None else None
             hops += 1
+        kind = kinds[span.span_id]
         if node is not None and node.span_id in step_of_chain:
             index = step_of_chain[node.span_id]
-        else:  # a call outside any step: a step of its own ("(run)")
+        elif kind not in (Kind.LLM, Kind.TOOL):
+            continue
+        else:  # a call outside any step: counted in a step of its own
             if not steps or steps[-1].name != "(outside steps)":
                 steps.append(StepStat("(outside steps)"))
             index = len(steps) - 1
         where[span.span_id] = index
-        kind = kinds[span.span_id]
         if kind is Kind.LLM:
             steps[index].model_calls += 1
             steps[index].tokens += _tokens(span)
@@ -160,6 +162,7 @@ def replay(
     problems: list[Problem] | None = None,
     on_problem: Callable[[Problem], None] | None = None,
     feeder: Feeder | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Iterator[TraceResult]:
     """Replay every trace in ``paths`` (files or directories) through a processor in observe mode.
 
@@ -168,6 +171,7 @@ def replay(
         problems: a list that receives every input defect (file, line, message); reading goes on after each.
         on_problem: called with every defect as it is found (e.g. to print it at once).
         feeder: a prepared :class:`Feeder` (benchmarks reuse one to count spans).
+        progress: called with (bytes read, total bytes) as the input is consumed.
     """
     def note(problem: Problem) -> None:
         if problems is not None:
@@ -178,7 +182,7 @@ def replay(
     own = feeder is None
     active = feeder or Feeder(config or BreakerConfig())
     try:
-        for trace in read_traces(paths, note):
+        for trace in read_traces(paths, note, progress):
             yield replay_trace(trace, active)
     finally:
         if own:
