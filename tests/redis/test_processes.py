@@ -1,0 +1,96 @@
+"""Several processes, one trace (W3C traceparent), one breaker: real smolagents agents sharing state on Redis."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .procs import Workers, traceparent
+from .server import RedisServer
+
+# Each healthy worker makes 7 model calls (6 lookups + the answer) of 220-232 tokens: 1,582 tokens alone.
+BUDGET = {"max_tokens": 2400}
+
+
+def _healthy_alone_ok(report: dict[str, Any]) -> None:
+    assert report["error"] is None
+    assert not report["tripped"] and report["record_detector"] is None
+    assert report["exported"] == report["spans_started"]
+
+
+def test_budget_neither_exceeds_alone_trips_across_both(redis_server: RedisServer, prefix: str,
+                                                       tmp_path: Path) -> None:
+    shared_tp, shared_hex = traceparent()
+    alone_tp, alone_hex = traceparent()
+    workers = Workers(tmp_path)
+    common = {"state": redis_server.url, "prefix": prefix, "steps": 6, "delay": 0.08, "config": BUDGET}
+    workers.start(traceparent=shared_tp, name="orchestrator", **common)
+    workers.start(traceparent=shared_tp, name="specialist", **common)
+    workers.start(traceparent=alone_tp, name="control", **common)  # same work, its own trace: the look-alike
+    workers.release()
+    first, second, control = workers.results()
+
+    _healthy_alone_ok(control)
+    for report in (first, second):
+        assert report["error"] is None
+        assert report["exported"] == report["spans_started"], "a span was lost"
+        assert report["trace_ids"] == [shared_hex]
+    assert {first["record_detector"], second["record_detector"]} == {"token_budget"}
+    tripped_here = [r for r in (first, second) if r["tripped"]]
+    assert tripped_here, "the trace's next call was not blocked in any process"
+    assert all(r["marked"] > 0 for r in (first, second)), "the trip must be marked on both processes' spans"
+    shared = redis_server.client().hgetall(f"{prefix}:trace:{shared_hex}")
+    assert int(shared[b"t"]) > BUDGET["max_tokens"] >= 1582
+    assert int(shared[b"m"]) == first["model_calls"] + second["model_calls"]
+    assert redis_server.client().hget(f"{prefix}:trace:{alone_hex}", "trip") is None
+
+
+def test_trip_in_one_process_stops_the_others_next_call(redis_server: RedisServer, prefix: str,
+                                                       tmp_path: Path) -> None:
+    tp, trace_hex = traceparent()
+    workers = Workers(tmp_path)
+    common = {"state": redis_server.url, "prefix": prefix, "traceparent": tp}
+    workers.start(name="looper", loop=True, steps=12, delay=0.05, **common)
+    workers.start(name="bystander", steps=40, delay=0.1, **common)
+    workers.release()
+    looper, bystander = workers.results()
+
+    assert looper["tripped"] and looper["detector"] == "tool_repeat" and looper["error"] is None
+    assert bystander["error"] is None
+    assert bystander["tripped"] and bystander["detector"] == "tool_repeat", bystander
+    assert bystander["evidence"]["origin"], "the bystander's trip came from the other process"
+    assert bystander["tool_runs"] < 20, "the bystander kept working after the trace tripped elsewhere"
+    assert bystander["marked"] > 0 and bystander["exported"] == bystander["spans_started"]
+    assert bystander["trace_ids"] == looper["trace_ids"] == [trace_hex]
+
+
+def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, prefix: str,
+                                                    tmp_path: Path) -> None:
+    tp, trace_hex = traceparent()
+    workers = Workers(tmp_path)
+    common = {"state": redis_server.url, "prefix": prefix, "traceparent": tp, "steps": 60, "delay": 0.05}
+    workers.start(name="one", **common)
+    workers.start(name="two", **common)
+    workers.release()
+    time.sleep(0.6)
+    operator = subprocess.run(
+        [sys.executable, "-m", "spanbreaker.state.cli", "open", trace_hex, "--state", redis_server.url,
+         "--prefix", prefix, "--reason", "operator stop"], capture_output=True, text=True, timeout=30)
+    assert operator.returncode == 0, operator.stderr
+    one, two = workers.results()
+    for report in (one, two):
+        assert report["error"] is None
+        assert report["tripped"] and report["detector"] == "forced" and report["reason"] == "operator stop"
+        assert 0 < report["tool_runs"] < 60
+        assert report["exported"] == report["spans_started"]
+    client = redis_server.client()
+    assert client.hget(f"{prefix}:trace:{trace_hex}", "trip") is not None
+    assert client.ttl(f"{prefix}:trace:{trace_hex}") > 0
+    reset = subprocess.run(
+        [sys.executable, "-m", "spanbreaker.state.cli", "reset", trace_hex, "--state", redis_server.url,
+         "--prefix", prefix], capture_output=True, text=True, timeout=30)
+    assert reset.returncode == 0, reset.stderr
+    assert client.hget(f"{prefix}:trace:{trace_hex}", "trip") is None

@@ -1,0 +1,119 @@
+"""One process of a multi-process trace: a real smolagents ToolCallingAgent with a scripted model.
+
+Run as ``python worker.py '<json spec>'``; prints one JSON line with what happened. The trace id comes from a
+W3C ``traceparent`` (as an HTTP call between services would carry it), so every worker given the same header
+adds to the same trace. The model is the only stub: real agent, real OpenInference instrumentor, real SDK.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import smolagents
+from openinference.instrumentation.smolagents import SmolagentsInstrumentor
+from opentelemetry import context as otel_context
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from smolagents import ChatMessage, MessageRole, Model, TokenUsage, ToolCallingAgent, tool
+from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
+
+import spanbreaker
+
+
+class ScriptedModel(Model):
+    """Asks for ``lookup`` ``steps`` times (new topics when healthy, one topic when looping), then answers."""
+
+    def __init__(self, steps: int, loop: bool, **kwargs: Any) -> None:
+        super().__init__(model_id="scripted-model", **kwargs)
+        self.steps, self.loop, self.calls = steps, loop, 0
+
+    def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
+                 tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
+        i = self.calls
+        self.calls += 1
+        if i >= self.steps:
+            name, args = "final_answer", {"answer": f"done after {i} lookups"}
+        else:
+            name, args = "lookup", {"query": "the same page" if self.loop else f"topic number {i}"}
+        call = ChatMessageToolCall(id=f"call_{i}", type="function",
+                                   function=ChatMessageToolCallFunction(name=name, arguments=args))
+        return ChatMessage(role=MessageRole.ASSISTANT, content=None, tool_calls=[call],
+                           token_usage=TokenUsage(input_tokens=200 + i, output_tokens=20 + i))
+
+
+def main(spec: dict[str, Any]) -> dict[str, Any]:
+    runs = {"tool": 0}
+    delay = float(spec.get("delay", 0.0))
+    loop = bool(spec.get("loop", False))
+
+    @tool
+    def lookup(query: str) -> str:
+        """Look a topic up.
+
+        Args:
+            query: what to look up.
+        """
+        runs["tool"] += 1
+        time.sleep(delay)
+        return "nothing new on that" if loop else f"facts about {query}: {runs['tool'] * 7919}"
+
+    smolagents.ScriptedModel = ScriptedModel  # type: ignore[attr-defined]  # the instrumentor wraps exported models
+    provider = TracerProvider()
+    config = spanbreaker.BreakerConfig(state=spec["state"], state_prefix=spec["prefix"],
+                                       state_staleness_s=spec.get("staleness", 0.05), **spec.get("config", {}))
+    processor = spanbreaker.BreakerSpanProcessor(config)
+    provider.add_span_processor(processor)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    instrumentor = SmolagentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    model = ScriptedModel(int(spec.get("steps", 5)), loop)
+    agent = ToolCallingAgent(tools=[lookup], model=model, max_steps=int(spec.get("steps", 5)) + 3,
+                             name=spec.get("name", "worker"), verbosity_level=0)
+    if spec.get("ready"):
+        Path(spec["ready"]).touch()
+    if spec.get("go"):
+        deadline = time.monotonic() + 30
+        while not Path(spec["go"]).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+    parent = TraceContextTextMapPropagator().extract({"traceparent": spec["traceparent"]})
+    result: dict[str, Any] = {"tripped": False, "error": None}
+    started = time.monotonic()
+
+    def run() -> None:
+        token = otel_context.attach(parent)
+        try:
+            agent.run("find out everything about the topic")
+        except spanbreaker.Tripped as trip:
+            result.update(tripped=True, detector=trip.detector, reason=trip.reason, evidence=trip.evidence)
+        except Exception as exc:  # anything else reaching the app is a defect the test reports
+            result["error"] = f"{type(exc).__name__}: {exc}"
+        finally:
+            otel_context.detach(token)
+
+    contextvars.copy_context().run(run)  # smolagents leaks its span context when run() raises
+    trace_id = int(spec["traceparent"].split("-")[1], 16)
+    result["leaked_spans_ended"] = processor.end_open_spans(trace_id, "run aborted")
+    result["seconds"] = round(time.monotonic() - started, 3)
+    processor.shutdown()  # flushes what this process spent to the shared state
+    instrumentor.uninstrument()
+    spans = exporter.get_finished_spans()
+    record = processor.trip_record(trace_id)
+    result.update(
+        model_calls=model.calls, tool_runs=runs["tool"], spans_started=processor.stats.spans_started,
+        exported=len(spans), marked=sum(1 for s in spans if (s.attributes or {}).get("spanbreaker.tripped")),
+        trace_ids=sorted({f"{s.context.trace_id:032x}" for s in spans}),
+        record_detector=record.detector if record else None, state_errors=processor.stats.state_errors,
+    )
+    return result
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(json.loads(sys.argv[1])), default=str), flush=True)
