@@ -1,0 +1,129 @@
+"""Readers: every supported format gives the same spans; every kind of bad input becomes a problem naming the
+file and line while the rest of the input is still read."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from pathlib import Path
+
+from spanbreaker.replay import Problem, read_traces, readers
+
+from . import traces as t
+
+
+def _read(*paths: Path) -> tuple[list[readers.RecordedTrace], list[Problem]]:
+    problems: list[Problem] = []
+    return list(read_traces(paths, problems.append)), problems
+
+
+def _shape(trace: readers.RecordedTrace) -> list[tuple[str, int | None, str, int, int, str]]:
+    return sorted((f"{s.span_id:016x}", s.parent_id, s.name, s.start_unix_nano, s.end_unix_nano,
+                   str(s.attributes.get("openinference.span.kind"))) for s in trace.spans)
+
+
+def test_otlp_lines_plain_and_gzip_read_the_same(tmp_path: Path) -> None:
+    reqs = [t.request(t.looping("a")), t.request(t.healthy("b"))]
+    plain, _ = _read(t.write_lines(tmp_path / "x.jsonl", reqs))
+    zipped, problems = _read(t.write_lines(tmp_path / "x.bin", reqs, gz=True))  # gzip told by magic, not name
+    assert problems == []
+    assert [tr.trace_id_hex for tr in plain] == [t._id("a", 16), t._id("b", 16)]
+    assert [_shape(tr) for tr in plain] == [_shape(tr) for tr in zipped]
+    first = plain[0]
+    assert first.resource == {"service.name": "replay-test"}
+    assert first.source.endswith("x.jsonl:1")
+    tool = next(s for s in first.spans if s.name == "bash")
+    assert tool.attributes["tool.name"] == "bash" and tool.scope == t.SCOPE
+    llm = next(s for s in first.spans if s.name == "ScriptedModel.generate")
+    assert llm.attributes["llm.token_count.prompt"] == 1100
+
+
+def test_single_pretty_printed_request_and_a_trace_split_over_lines(tmp_path: Path) -> None:
+    spans = t.looping("split")
+    doc = tmp_path / "one.json"
+    doc.write_text(json.dumps(t.request(spans), indent=2))
+    whole, problems = _read(doc)
+    assert problems == [] and len(whole) == 1 and len(whole[0].spans) == len(spans)
+    # the Collector writes batches: children first, the root (which ends last) in the last line
+    batches = [t.request(spans[1:20]), t.request(spans[20:]), t.request(spans[:1])]
+    split, problems = _read(t.write_lines(tmp_path / "batches.jsonl", batches))
+    assert problems == [] and len(split) == 1
+    assert _shape(split[0]) == _shape(whole[0])
+
+
+def test_jaeger_json_reads_like_otlp(tmp_path: Path) -> None:
+    spans = t.looping("jaeger")
+    path = tmp_path / "jaeger.json"
+    path.write_text(json.dumps(t.to_jaeger(spans)))
+    jaeger, problems = _read(path)
+    otlp, _ = _read(t.write_lines(tmp_path / "o.jsonl", [t.request(spans)]))
+    assert problems == []
+    assert jaeger[0].resource == {"service.name": "replay-test"}
+    assert _shape(jaeger[0]) == _shape(otlp[0])
+    assert jaeger[0].spans[1].scope == t.SCOPE
+
+
+def test_protobuf_json_base64_ids_are_accepted(tmp_path: Path) -> None:
+    spans = t.looping("b64")
+    for s in spans:
+        for key in ("traceId", "spanId", "parentSpanId"):
+            if key in s:
+                s[key] = base64.b64encode(bytes.fromhex(s[key])).decode()
+    traces, problems = _read(t.write_lines(tmp_path / "b64.jsonl", [t.request(spans)]))
+    assert problems == [] and traces[0].trace_id_hex == t._id("b64", 16)
+
+
+def test_truncated_gzip_names_the_file_and_keeps_what_was_read(tmp_path: Path) -> None:
+    reqs = [t.request(t.looping(f"r{i}")) for i in range(4)]
+    data = gzip.compress("".join(json.dumps(r) + "\n" for r in reqs).encode())
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(data[: int(len(data) * 0.7)])
+    traces, problems = _read(path, t.write_lines(tmp_path / "next.jsonl", [t.request(t.healthy("next"))]))
+    assert len(problems) >= 1
+    message = str(problems[-1])
+    assert "cut.jsonl.gz:" in message and ("truncated" in message or "not JSON" in message)
+    assert 1 <= len([tr for tr in traces if tr.source.startswith(str(path))]) < 4
+    assert traces[-1].trace_id_hex == t._id("next", 16)  # the next file is still read
+
+
+def test_bad_lines_missing_ids_and_huge_attributes_are_reported_by_line(tmp_path: Path) -> None:
+    no_ids = t.looping("noids")
+    del no_ids[3]["spanId"]
+    no_ids[4]["traceId"] = "zz"
+    huge = t.healthy("huge")
+    huge[3]["attributes"].append(t.attr("output.value", "x" * (readers.MAX_ATTRIBUTE_CHARS + 10)))
+    path = t.write_lines(tmp_path / "mixed.jsonl", [
+        t.request(t.looping("good")),
+        "this is a log line, not JSON",
+        json.dumps({"something": "else"}),
+        t.request(no_ids),
+        t.request(huge),
+    ])
+    traces, problems = _read(path)
+    assert {tr.trace_id_hex for tr in traces} == {t._id(n, 16) for n in ("good", "noids", "huge")}
+    by_line = {p.line: str(p) for p in problems}
+    assert "not JSON" in by_line[2] and "mixed.jsonl:2" in by_line[2]
+    assert "not an OTLP/JSON" in by_line[3]
+    line4 = [str(p) for p in problems if p.line == 4]
+    assert any("spanId is missing" in m for m in line4) and any("traceId 'zz'" in m for m in line4)
+    assert "characters; cut to" in by_line[5]
+    noids = next(tr for tr in traces if tr.trace_id_hex == t._id("noids", 16))
+    assert len(noids.spans) == len(no_ids) - 2
+    cut = next(s for tr in traces for s in tr.spans if len(str(s.attributes.get("output.value", ""))) > 1000)
+    assert len(cut.attributes["output.value"]) == readers.MAX_ATTRIBUTE_CHARS
+
+
+def test_wrong_format_empty_and_missing_files(tmp_path: Path) -> None:
+    (tmp_path / "list.json").write_text(json.dumps([1, 2, 3], indent=1))
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "broken.json").write_text('{\n  "resourceSpans": [\n    {"resource": \n')
+    (tmp_path / "README.md").write_text("not a trace file")  # ignored when a directory is expanded
+    traces, problems = _read(tmp_path, tmp_path / "absent.jsonl")
+    assert traces == []
+    text = "\n".join(str(p) for p in problems)
+    assert "list.json:1: wrong format" in text
+    assert "empty.json: file is empty" in text
+    assert "broken.json:4: truncated JSON" in text
+    assert "absent.jsonl: no such file or directory" in text
+    assert "README" not in text
