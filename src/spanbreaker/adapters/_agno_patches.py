@@ -26,6 +26,7 @@ one exists (numbers from the Agno research notes):
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import logging
@@ -83,6 +84,28 @@ class RaisedLimitsProvider:
 def same_pipeline(tracer: Any, provider: Any) -> bool:
     """Whether spans of ``tracer`` reach the processors of ``provider``."""
     return getattr(tracer, "_active_span_processor", None) is getattr(provider, "_active_span_processor", object())
+
+
+@contextlib.contextmanager
+def loaded_models_only() -> Iterator[None]:
+    """While the instrumentor instruments, let it see only the Model classes already imported.
+
+    Its ``find_model_subclasses`` imports every ``agno.models`` module; the lazy wrapping in
+    :meth:`Patches._model_entry` covers any class loaded later, on its first call.
+    """
+    import openinference.instrumentation.agno as instrumentation
+    from agno.models.base import Model
+
+    original = instrumentation.find_model_subclasses
+
+    def loaded() -> list[type]:
+        return sorted(_subclasses(Model), key=lambda cls: len(cls.__mro__), reverse=True)
+
+    instrumentation.find_model_subclasses = loaded
+    try:
+        yield
+    finally:
+        instrumentation.find_model_subclasses = original
 
 
 class ContextExecutor(ThreadPoolExecutor):

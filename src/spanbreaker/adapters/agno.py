@@ -8,7 +8,9 @@ Why this module exists:
   which is both a ``RunCancelledException`` and a :class:`spanbreaker.Tripped`.
 * The instrumentor only wraps ``Model`` subclasses it finds inside ``agno.models``; custom models (a company
   gateway, a scripted test model) get no LLM spans and so no breaker. They are wrapped here, lazily, on
-  their first call.
+  their first call. The same lazy path covers provider modules imported later, so the instrumentor is only
+  shown the model classes already loaded: it would otherwise import every ``agno.models`` module and its
+  provider SDK (seconds, and LiteLLM fetches a price list from the network at import).
 * The instrumentor has defects that matter for stopping and for "nothing lost"; the work-arounds live in
   :mod:`spanbreaker.adapters._agno_patches` and never modify the instrumentor package itself.
 
@@ -96,7 +98,7 @@ class AgnoAdapter:
     def instrument(self, tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
         from openinference.instrumentation.agno import AgnoInstrumentor
 
-        from ._agno_patches import Patches, RaisedLimitsProvider, same_pipeline
+        from ._agno_patches import Patches, RaisedLimitsProvider, loaded_models_only, same_pipeline
 
         with self._lock:
             if self._patches is not None:
@@ -115,7 +117,9 @@ class AgnoAdapter:
                     if pipeline is not None and hasattr(pipeline, "add_span_processor"):
                         pipeline.add_span_processor(processor)
             else:
-                instrumentor.instrument(tracer_provider=RaisedLimitsProvider(tracer_provider, MIN_SPAN_ATTRIBUTES))
+                with loaded_models_only():
+                    instrumentor.instrument(
+                        tracer_provider=RaisedLimitsProvider(tracer_provider, MIN_SPAN_ATTRIBUTES))
                 self._owns_instrumentor = True
             self._instrumentor = instrumentor
             self.processor = processor

@@ -1,0 +1,135 @@
+"""Fixtures for the Agno suite: a private TracerProvider per test, the real instrumentor, the breaker.
+
+Nothing here touches the global tracer provider (other suites share the pytest process); the adapter is
+uninstrumented in teardown so the next test, or the next framework's suite, starts clean.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+os.environ.setdefault("AGNO_TELEMETRY", "false")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the instrumentor imports litellm: stay offline
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import spanbreaker
+from spanbreaker.adapters.agno import ADAPTER
+from spanbreaker.instrumentation import attach
+
+MODES = ("sync", "async", "stream", "astream")
+RUN_TIMEOUT_S = 10.0
+
+logging.getLogger("agno").setLevel(logging.CRITICAL)
+
+
+class SpanLedger(SpanProcessor):
+    """Counts starts and ends per span id: every started span must end exactly once."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started: dict[int, str] = {}
+        self.ended: dict[int, int] = {}
+
+    def on_start(self, span: Span, parent_context: Any = None) -> None:
+        with self.lock:
+            self.started[span.context.span_id] = span.name
+
+    def on_end(self, span: ReadableSpan) -> None:
+        assert span.context is not None
+        with self.lock:
+            self.ended[span.context.span_id] = self.ended.get(span.context.span_id, 0) + 1
+
+    def unended(self) -> list[str]:
+        return [name for sid, name in self.started.items() if sid not in self.ended]
+
+    def ended_twice(self) -> list[int]:
+        return [sid for sid, count in self.ended.items() if count != 1]
+
+
+@dataclass
+class AgnoEnv:
+    provider: TracerProvider
+    exporter: InMemorySpanExporter
+    processor: spanbreaker.BreakerSpanProcessor
+    ledger: SpanLedger
+    tool_bodies: list[str] = field(default_factory=list)
+
+    def spans(self) -> tuple[ReadableSpan, ...]:
+        return self.exporter.get_finished_spans()
+
+    def tripped(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if (s.attributes or {}).get("spanbreaker.tripped")]
+
+    def blocked(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if (s.attributes or {}).get("spanbreaker.blocked")]
+
+    def assert_nothing_lost(self) -> None:
+        """Every span that started was exported exactly once (the ledger runs after the breaker)."""
+        assert self.ledger.unended() == [], f"spans never ended: {self.ledger.unended()}"
+        assert self.ledger.ended_twice() == []
+        ids = [s.context.span_id for s in self.spans() if s.context is not None]
+        assert len(ids) == len(set(ids))
+
+
+@pytest.fixture
+def make_env() -> Iterator[Callable[..., AgnoEnv]]:
+    """``make_env(**config_overrides)``: instrument Agno on a fresh provider with a breaker of that config."""
+    made: list[AgnoEnv] = []
+
+    def make(**overrides: Any) -> AgnoEnv:
+        assert not made, "one environment per test"
+        provider = TracerProvider()
+        config = spanbreaker.BreakerConfig().replace(**overrides)
+        processor = attach(provider, config)
+        exporter = InMemorySpanExporter()
+        ledger = SpanLedger()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        provider.add_span_processor(ledger)
+        ADAPTER.instrument(provider, processor)
+        env = AgnoEnv(provider, exporter, processor, ledger)
+        made.append(env)
+        return env
+
+    yield make
+    ADAPTER.uninstrument()
+    for env in made:
+        env.provider.shutdown()
+
+
+@pytest.fixture
+def env(make_env: Callable[..., AgnoEnv]) -> AgnoEnv:
+    return make_env()
+
+
+def is_run_output(event: Any) -> bool:
+    return type(event).__name__ in ("RunOutput", "TeamRunOutput")
+
+
+def run(target: Any, mode: str, message: str = "go", **kwargs: Any) -> Any:
+    """Run an Agent or Team in one of the four modes; return its RunOutput. Async modes are bounded in time."""
+    if mode == "sync":
+        return target.run(message, **kwargs)
+    if mode == "stream":
+        outputs = [e for e in target.run(message, stream=True, yield_run_output=True, **kwargs) if is_run_output(e)]
+        assert outputs, "a streamed run must end with its RunOutput"
+        return outputs[-1]
+    if mode == "async":
+        return asyncio.run(asyncio.wait_for(target.arun(message, **kwargs), RUN_TIMEOUT_S))
+
+    async def consume() -> Any:
+        outputs = [e async for e in target.arun(message, stream=True, yield_run_output=True, **kwargs)
+                   if is_run_output(e)]
+        assert outputs, "a streamed run must end with its RunOutput"
+        return outputs[-1]
+
+    return asyncio.run(asyncio.wait_for(consume(), RUN_TIMEOUT_S))
