@@ -1,0 +1,161 @@
+"""``spanbreaker replay`` as users run it (a subprocess of the installed console script's module): exit status,
+``--json`` agreeing with the library, the HTML page's structure and numbers (parsed with html.parser)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spanbreaker.replay import replay
+
+from . import traces as t
+
+
+def run_cli(*args: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "spanbreaker.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=60, env=env)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "runs.jsonl.gz"
+    resource = {"service.name": "agent-svc", "deployment.environment": "test"}
+    return t.write_lines(path, [t.request(t.looping("loop"), resource), t.request(t.healthy("fine"), resource),
+                                t.request(t.looping("loop2", steps=20), resource)], gz=True)
+
+
+class DataFields(HTMLParser):
+    """Collects ``data-field`` values: the summary's, and per ``section[data-trace-id]``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.summary: dict[str, str] = {}
+        self.traces: dict[str, dict[str, str]] = {}
+        self.detectors: dict[str, str] = {}
+        self.tags: set[str] = set()
+        self._trace: str | None = None
+        self._detector: str | None = None
+        self._field: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.tags.add(tag)
+        if tag == "section" and a.get("data-trace-id"):
+            self._trace = a["data-trace-id"]
+            self.traces[self._trace or ""] = {}
+        if tag == "tr" and a.get("data-detector"):
+            self._detector = a["data-detector"]
+        if a.get("data-field"):
+            self._field, self._text = a["data-field"], []
+
+    def handle_data(self, data: str) -> None:
+        if self._field is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._field is not None and tag in ("dd", "td"):
+            value = "".join(self._text).strip()
+            if self._detector is not None and self._field == "trips":
+                self.detectors[self._detector] = value
+            elif self._trace is not None:
+                self.traces[self._trace][self._field] = value
+            else:
+                self.summary[self._field] = value
+            self._field = None
+        if tag == "section":
+            self._trace = None
+        if tag == "tr":
+            self._detector = None
+
+
+def parse_html(text: str) -> DataFields:
+    parser = DataFields()
+    parser.feed(text)
+    return parser
+
+
+def check_html_matches_json(page: DataFields, lines: list[dict[str, Any]]) -> None:
+    tripped = [line for line in lines if line["tripped"]]
+    assert page.summary["traces"] == str(len(lines))
+    assert page.summary["tripped"] == str(len(tripped))
+    assert page.summary["calls_after_trip"] == str(sum(line["calls_after_trip"] for line in lines))
+    assert set(page.traces) == {line["trace_id"] for line in tripped}
+    for line in tripped:
+        fields = page.traces[line["trace_id"]]
+        for key in ("detector", "reason", "step", "calls_after_trip", "model_calls_after", "tool_calls_after",
+                    "tokens_after_trip"):
+            assert fields[key] == str(line[key]), key
+    by_detector: dict[str, int] = {}
+    for line in tripped:
+        by_detector[line["detector"]] = by_detector.get(line["detector"], 0) + 1
+    assert page.detectors == {k: str(v) for k, v in by_detector.items()}
+
+
+def test_json_lines_match_the_library_and_html_matches_the_json(runs: Path, tmp_path: Path) -> None:
+    page = tmp_path / "report.html"
+    done = run_cli("replay", runs, "--json", "--html", page)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    expected = [r.as_json() for r in replay([runs])]
+    for line in lines + expected:
+        line.pop("source")
+    assert lines == expected
+    assert [(line["tripped"], line["detector"]) for line in lines] == [
+        (True, "tool_repeat"), (False, None), (True, "tool_repeat")]
+    first = lines[0]
+    assert {"trace_id", "tripped", "detector", "reason", "calls_after_trip", "resource"} <= set(first)
+    assert first["resource"] == {"service.name": "agent-svc", "deployment.environment": "test"}
+    assert first["calls_after_trip"] == 14 and lines[2]["calls_after_trip"] == 30
+    assert "2 of 3 traces would have tripped" in done.stderr
+    html = page.read_text()
+    assert "<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    parsed = parse_html(html)
+    assert {"svg", "rect", "line", "table", "details"} <= parsed.tags
+    check_html_matches_json(parsed, lines)
+
+
+def test_human_output_lists_verdicts_and_the_summary_by_detector(runs: Path) -> None:
+    done = run_cli("replay", runs)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "2 of 3 traces would have tripped" in out
+    assert "tool_repeat" in out and "Step 5" in out and "agent-svc" in out
+    assert "model calls saved" in out
+
+
+def test_skipped_input_exits_1_and_names_file_and_line(runs: Path, tmp_path: Path) -> None:
+    bad = t.write_lines(tmp_path / "bad.jsonl", [t.request(t.healthy("ok")), "{not json"])
+    done = run_cli("replay", bad, runs, "--json")
+    assert done.returncode == 1
+    assert f"{bad}:2: not JSON" in done.stderr
+    assert len(done.stdout.splitlines()) == 4  # the good trace of bad.jsonl and the three of runs
+
+
+def test_usage_errors_exit_2(tmp_path: Path, runs: Path) -> None:
+    assert run_cli("replay").returncode == 2
+    assert run_cli("replay", tmp_path / "absent.jsonl").returncode == 2
+    config = tmp_path / "bad.toml"
+    config.write_text("tool_repeat_max = 0\n")
+    done = run_cli("replay", runs, "--config", config)
+    assert done.returncode == 2 and "tool_repeat_max" in done.stderr
+    assert run_cli().returncode == 2
+
+
+def test_config_file_changes_the_verdicts(tmp_path: Path, runs: Path) -> None:
+    config = tmp_path / "loose.toml"
+    config.write_text('tool_repeat_max = 50\nfixation_max = 50\nexploration_window = 1000\nmode = "enforce"\n')
+    done = run_cli("replay", runs, "--json", "--config", config)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["tripped"] for line in done.stdout.splitlines()] == [False, False, False]
+
+
+def test_help_lists_the_subcommands() -> None:
+    done = run_cli("--help")
+    assert done.returncode == 0 and "replay" in done.stdout
