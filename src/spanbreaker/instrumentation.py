@@ -12,6 +12,7 @@ import importlib
 import logging
 import threading
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
 from opentelemetry import trace
@@ -51,7 +52,7 @@ def processor_for(tracer_provider: Any = None) -> BreakerSpanProcessor | None:
 
 
 def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None, *,
-               create_provider: bool = True) -> BreakerSpanProcessor | None:
+               create_provider: bool = True, frameworks: Iterable[str] | None = None) -> BreakerSpanProcessor | None:
     """Attach the breaker and instrument every supported framework that is installed.
 
     Args:
@@ -60,6 +61,9 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
         create_provider: when no SDK provider is set globally, create one (with attribute limits high enough
             for agent spans) and make it global. With False, attach later, when the application sets its own
             provider (what the ``opentelemetry-instrument`` hook does).
+        frameworks: adapter names to instrument (``"smolagents"``, ``"agno"``, ``"beeai"``); all installed ones
+            when omitted. Instrumenting a framework imports it, and some are slow to import: an application
+            using one framework need not pay for the others it happens to have installed.
 
     Returns the attached processor, or None when attaching was deferred.
     """
@@ -75,13 +79,15 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
             trace.set_tracer_provider(provider)
             provider = trace.get_tracer_provider()
         processor = attach(provider, config)
-        _instrument_frameworks(provider, processor)
+        _instrument_frameworks(provider, processor, None if frameworks is None else frozenset(frameworks))
         return processor
 
 
-def _instrument_frameworks(provider: Any, processor: BreakerSpanProcessor) -> None:
+def _instrument_frameworks(provider: Any, processor: BreakerSpanProcessor, only: frozenset[str] | None) -> None:
     for module_name in ADAPTER_MODULES:
         if module_name in _instrumented:
+            continue
+        if only is not None and module_name.rsplit(".", 1)[-1] not in only:
             continue
         try:
             adapter = importlib.import_module(module_name).ADAPTER
