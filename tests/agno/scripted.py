@@ -69,10 +69,11 @@ class ScriptedModel(Model):
         response = ModelResponse(role="assistant")
         response.content = step.get("content")
         response.tool_calls = list(step.get("tool_calls") or [])
-        usage = step.get("usage", (10, 5))
+        usage = step.get("usage", (10, 5))  # (input tokens, output tokens[, cost in USD])
         if usage:
             response.response_usage = MessageMetrics(input_tokens=usage[0], output_tokens=usage[1],
-                                                     total_tokens=usage[0] + usage[1])
+                                                     total_tokens=usage[0] + usage[1],
+                                                     cost=usage[2] if len(usage) > 2 else None)
         return response
 
     # The same explicit signature as real providers: the instrumentor binds arguments by name.

@@ -195,7 +195,7 @@ class Patches:
         """Wrap the invoke methods a Model subclass defines itself, unless the instrumentor already did."""
         from agno.models.base import Model
         from openinference.instrumentation.agno._model_wrapper import _ModelWrapper
-        from wrapt import ObjectProxy
+        from wrapt import FunctionWrapper
 
         with self._models_lock:
             if cls in self._models_checked:
@@ -205,7 +205,7 @@ class Patches:
                 owner = next((c for c in cls.__mro__ if method in c.__dict__), None)
                 if owner is None or owner is Model or not issubclass(owner, Model):
                     continue
-                if isinstance(owner.__dict__[method], ObjectProxy):
+                if isinstance(owner.__dict__[method], FunctionWrapper):
                     continue  # wrapped already (by the instrumentor or by us)
                 self._wrap(owner, method, getattr(wrapper, wrapper_name))
             self._models_checked.add(cls)
