@@ -29,8 +29,10 @@ class Workers:
     def start(self, **spec: Any) -> int:
         ready = self.directory / f"ready-{uuid.uuid4().hex[:6]}"
         spec.update(ready=str(ready), go=str(self.go))
-        proc = subprocess.Popen([sys.executable, str(WORKER), json.dumps(spec)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        log = ready.with_suffix(".log")
+        with open(log, "w") as stderr:  # a file, not a pipe: a full pipe would block the worker mid-run
+            proc = subprocess.Popen([sys.executable, str(WORKER), json.dumps(spec)], stdout=subprocess.PIPE,
+                                    stderr=stderr, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
         self.procs.append((proc, ready))
         return len(self.procs) - 1
 
@@ -38,9 +40,9 @@ class Workers:
         """Wait until every worker has imported everything and built its agent, then let them all run."""
         deadline = time.monotonic() + timeout_s
         while not all(ready.exists() for _, ready in self.procs):
-            for proc, _ in self.procs:
+            for proc, ready in self.procs:
                 if proc.poll() is not None:
-                    raise AssertionError(f"worker exited early: {proc.communicate()[1][-2000:]}")
+                    raise AssertionError(f"worker exited early: {ready.with_suffix('.log').read_text()[-2000:]}")
             if time.monotonic() > deadline:
                 raise AssertionError("workers did not get ready")
             time.sleep(0.02)
@@ -48,8 +50,8 @@ class Workers:
 
     def results(self, timeout_s: float = 45.0) -> list[dict[str, Any]]:
         reports = []
-        for proc, _ in self.procs:
-            out, err = proc.communicate(timeout=timeout_s)
-            assert proc.returncode == 0, err[-3000:]
+        for proc, ready in self.procs:
+            out, _ = proc.communicate(timeout=timeout_s)
+            assert proc.returncode == 0, ready.with_suffix(".log").read_text()[-3000:]
             reports.append(json.loads(out.strip().splitlines()[-1]))
         return reports

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 import smolagents
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from opentelemetry import context as otel_context
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -48,8 +49,20 @@ class ScriptedModel(Model):
                            token_usage=TokenUsage(input_tokens=200 + i, output_tokens=20 + i))
 
 
+class _Count(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.count = 0
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.count += 1
+
+
 def main(spec: dict[str, Any]) -> dict[str, Any]:
+    warnings = _Count()
+    logging.getLogger("spanbreaker.state").addHandler(warnings)
     runs = {"tool": 0}
+    gaps = {"last": 0.0, "max": 0.0}
     delay = float(spec.get("delay", 0.0))
     loop = bool(spec.get("loop", False))
 
@@ -61,11 +74,15 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
             query: what to look up.
         """
         runs["tool"] += 1
+        now = time.monotonic()
+        if gaps["last"]:
+            gaps["max"] = max(gaps["max"], now - gaps["last"])
+        gaps["last"] = now
         time.sleep(delay)
         return "nothing new on that" if loop else f"facts about {query}: {runs['tool'] * 7919}"
 
     smolagents.ScriptedModel = ScriptedModel  # type: ignore[attr-defined]  # the instrumentor wraps exported models
-    provider = TracerProvider()
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=4096))  # agent spans carry many
     config = spanbreaker.BreakerConfig(state=spec["state"], state_prefix=spec["prefix"],
                                        state_staleness_s=spec.get("staleness", 0.05), **spec.get("config", {}))
     processor = spanbreaker.BreakerSpanProcessor(config)
@@ -111,6 +128,7 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
         exported=len(spans), marked=sum(1 for s in spans if (s.attributes or {}).get("spanbreaker.tripped")),
         trace_ids=sorted({f"{s.context.trace_id:032x}" for s in spans}),
         record_detector=record.detector if record else None, state_errors=processor.stats.state_errors,
+        state_warnings=warnings.count, max_gap_between_tools=round(gaps["max"], 3),
     )
     return result
 

@@ -44,6 +44,8 @@ NANO_USD = 1_000_000_000
 """Cost is stored as integer nano-dollars so concurrent increments add up exactly (no float drift)."""
 MAX_PULL = 10_000
 """Traces whose shared totals are read per flush (the most recently started first)."""
+WARN_EVERY_S = 60.0
+"""One warning per outage, and no more than one a minute when Redis flaps (later ones are logged at INFO)."""
 MAX_REMOTE_TRIPS = 10_000
 """Trips heard from other processes and not yet consumed here (oldest dropped first)."""
 
@@ -166,6 +168,7 @@ class RedisSharedState:
         self._delivered: dict[int, str] = {}
         self._local = threading.local()
         self._degraded = False
+        self._warned_at = -WARN_EVERY_S
         self._stop = threading.Event()
         self._wake = threading.Event()
         if not hasattr(processor.stats, "state_errors"):
@@ -396,8 +399,12 @@ class RedisSharedState:
         if not self._degraded:
             self._degraded = True
             self.stats.outages += 1
-            logger.warning("spanbreaker: shared state at %s unavailable (%s); using the local view until it is "
-                           "back", _redact(self.url), type(exc).__name__)
+            now = time.monotonic()
+            quiet = now - self._warned_at < WARN_EVERY_S
+            self._warned_at = now
+            (logger.info if quiet else logger.warning)(
+                "spanbreaker: shared state at %s unavailable (%s); using the local view until it is back",
+                _redact(self.url), type(exc).__name__)
 
     def _succeeded(self) -> None:
         self.stats.flushes += 1
