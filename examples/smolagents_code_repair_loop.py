@@ -73,8 +73,9 @@ def main() -> int:
     processor = spanbreaker.instrument(frameworks=["smolagents"])
     assert processor is not None
 
-    from smolagents import CodeAgent
     from smolagents.monitoring import LogLevel
+
+    from smolagents import CodeAgent
 
     model = build_model()
     agent = CodeAgent(tools=[], model=model, max_steps=MAX_STEPS, verbosity_level=LogLevel.OFF)
