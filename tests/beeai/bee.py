@@ -15,6 +15,7 @@ from typing import Any
 from beeai_framework.backend import AssistantMessage, ChatModel, MessageToolCallContent
 from beeai_framework.backend.types import ChatModelInput, ChatModelOutput, ChatModelUsage
 from beeai_framework.context import RunContext
+from beeai_framework.utils.strings import to_json
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class ScriptedChatModel(ChatModel):
         return self._script[index]
 
     def _usage(self, model_input: ChatModelInput) -> ChatModelUsage:
-        chars = sum(len(message.text) for message in model_input.messages)
+        chars = len(to_json(model_input.messages, sort_keys=False))
         prompt = max(1, int(chars * self._tokens_per_char))
         self.prompt_tokens.append(prompt)
         return ChatModelUsage(prompt_tokens=prompt, completion_tokens=20, total_tokens=prompt + 20)
@@ -80,6 +81,10 @@ class ScriptedChatModel(ChatModel):
         call = move if isinstance(move, Call) else Call("final_answer", {"response": move.text})
         return AssistantMessage(MessageToolCallContent(
             id=f"call_{self.calls}", tool_name=call.tool, args=json.dumps(call.args)))
+
+    async def clone(self) -> ScriptedChatModel:
+        """BeeAI clones a handed-off agent's model; the clone keeps the script and the counts."""
+        return self
 
     async def _create(self, input: ChatModelInput, run: RunContext) -> ChatModelOutput:
         return ChatModelOutput(output=[self._message(self._next())], usage=self._usage(input))

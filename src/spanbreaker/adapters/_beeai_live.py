@@ -187,10 +187,8 @@ class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             return
         try:
             if error is not None:
-                explain = getattr(error, "explain", None)
-                span.set_attribute("output.value", explain() if callable(explain) else str(error))
-                span.record_exception(error)
-                span.set_status(Status(StatusCode.ERROR, str(error)[:256]))
+                span.set_attribute("output.value", _explain(error))
+                _record_error(span, error)
             elif output is not None:
                 span.set_attribute("output.value", output)
             span.end()
@@ -218,8 +216,7 @@ class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             for child in wrapper.children:
                 self._event_span(child, context)
             if wrapper.error is not None and wrapper.status == StatusCode.ERROR:
-                span.record_exception(wrapper.error)
-                span.set_status(Status(StatusCode.ERROR, str(wrapper.error)[:256]))
+                _record_error(span, wrapper.error)
             elif wrapper.status == StatusCode.OK and _status_unset(span):
                 span.set_status(Status(StatusCode.OK))
         except Exception:
@@ -236,9 +233,27 @@ class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         span = self._tracer.start_span(wrapper.name, context=context, attributes=attributes,
                                        start_time=_nanos(wrapper.started_at), openinference_span_kind="unknown")
         if wrapper.error is not None:
-            span.record_exception(wrapper.error)
-            span.set_status(Status(StatusCode.ERROR, str(wrapper.error)[:256]))
+            _record_error(span, wrapper.error)
         span.end(_nanos(wrapper.ended_at))
+
+
+def _explain(error: BaseException) -> str:
+    explain = getattr(error, "explain", None)
+    try:
+        return str(explain()) if callable(explain) else str(error)
+    except Exception:
+        return str(error)
+
+
+def _record_error(span: Any, error: BaseException) -> None:
+    """Record BeeAI's wrapper (``ToolError``, ``AgentError``) with its whole cause chain as the message.
+
+    ``str(ToolError)`` names no cause; ``explain()`` lists every error of the chain (``ConnectionError(builtins):
+    ...``), so a detector unwrapping the root exception class sees the real one.
+    """
+    text = _explain(error)
+    span.record_exception(error, attributes={"exception.message": text})
+    span.set_status(Status(StatusCode.ERROR, text[:256]))
 
 
 def _tool_arguments(data: Any) -> str | None:
