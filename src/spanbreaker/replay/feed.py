@@ -86,6 +86,8 @@ class Feeder:
 
     config: BreakerConfig
     extra_processors: Iterable[Any] = ()
+    breaker: bool = True
+    """False replays through the bare SDK (the throughput benchmark's baseline); verdicts are then empty."""
     processor: BreakerSpanProcessor = field(init=False)
     provider: TracerProvider = field(init=False)
     stats: FeedStats = field(default_factory=FeedStats)
@@ -97,7 +99,8 @@ class Feeder:
         limits = SpanLimits(max_span_attributes=100_000, max_events=100_000, max_event_attributes=10_000,
                             max_attribute_length=None, max_span_attribute_length=None)
         self.provider = TracerProvider(id_generator=self.ids, sampler=ALWAYS_ON, span_limits=limits)
-        self.provider.add_span_processor(self.processor)
+        if self.breaker:
+            self.provider.add_span_processor(self.processor)
         for extra in self.extra_processors:
             self.provider.add_span_processor(extra)
         self._tracers: dict[str, Any] = {}
