@@ -9,17 +9,17 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: no fetch of LiteLLM's price table
 
-from collections.abc import Callable, Iterator  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
-from typing import Any  # noqa: E402
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
-import pytest  # noqa: E402
-from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-import spanbreaker  # noqa: E402
-import spanbreaker.instrumentation  # noqa: E402
+import spanbreaker
+import spanbreaker.instrumentation
 
 
 @dataclass

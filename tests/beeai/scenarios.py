@@ -103,9 +103,9 @@ def faceted_search(query: str, facet: int) -> str:
 async def fixation(kind: str, healthy: bool) -> Outcome:
     """Paraphrased queries, the same observation (trips) vs faceted search whose results differ (quiet)."""
     if healthy:
-        script: Callable[[int], Move] = (
-            lambda i: Call("faceted_search", {"query": PARAPHRASES[i % 7], "facet": i}) if i < 14
-            else Answer("found 28 documents"))
+        def script(i: int) -> Move:
+            return (Call("faceted_search", {"query": PARAPHRASES[i % 7], "facet": i}) if i < 14
+                    else Answer("found 28 documents"))
         tools: list[AnyTool] = [faceted_search]
     else:
         script = lambda i: Call("web_search", {"query": PARAPHRASES[i % 7]})  # noqa: E731
@@ -211,8 +211,9 @@ async def retry_storm(kind: str, healthy: bool) -> Outcome:
     api = WeatherApi((lambda attempt: attempt == 1) if healthy else (lambda attempt: True))
     cities = ("Paris", "Oslo", "Lima", "Pune", "Kyiv", "Quito", "Rome", "Bern")
     if healthy:
-        script: Callable[[int], Move] = (lambda i: Call("weather_api", {"city": cities[i]}) if i < len(cities)
-                                         else Answer("weather for 8 cities"))
+        def script(i: int) -> Move:
+            return (Call("weather_api", {"city": cities[i]}) if i < len(cities)
+                                                 else Answer("weather for 8 cities"))
     else:
         script = lambda i: Call("weather_api", {"city": "Paris"})  # noqa: E731
     model = model_for(kind, script)
