@@ -8,6 +8,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from spanbreaker.replay import Problem, read_traces, readers
 
 from . import traces as t
@@ -127,3 +129,40 @@ def test_wrong_format_empty_and_missing_files(tmp_path: Path) -> None:
     assert "broken.json:4: truncated JSON" in text
     assert "absent.jsonl: no such file or directory" in text
     assert "README" not in text
+
+
+def test_progress_reaches_the_total_and_over_long_lines_are_skipped(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    reqs = [t.request(t.looping("p1")), t.request(t.looping("p2"))]
+    path = t.write_lines(tmp_path / "p.jsonl.gz", reqs, gz=True)
+    seen: list[tuple[int, int]] = []
+    traces = list(read_traces([path], lambda p: None, lambda done, total: seen.append((done, total))))
+    assert len(traces) == 2 and seen[-1] == (path.stat().st_size, path.stat().st_size)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    # a line longer than the limit is skipped by number; the lines around it are read
+    monkeypatch.setattr(readers, "MAX_LINE_CHARS", len(json.dumps(reqs[0])) + 10)
+    long = t.request(t.looping("long", steps=40))
+    path = t.write_lines(tmp_path / "long.jsonl", [reqs[0], long, reqs[1]])
+    traces, problems = _read(path)
+    assert [tr.trace_id_hex for tr in traces] == [t._id("p1", 16), t._id("p2", 16)]
+    assert len(problems) == 1 and problems[0].line == 2 and "line longer than" in problems[0].message
+
+
+def test_jaeger_error_status_events_and_64_bit_trace_ids(tmp_path: Path) -> None:
+    doc = t.to_jaeger(t.looping("jerr"))
+    span = doc["data"][0]["spans"][2]
+    span["tags"].append({"key": "otel.status_code", "type": "string", "value": "ERROR"})
+    span["tags"].append({"key": "otel.status_description", "type": "string", "value": "boom"})
+    span["logs"] = [{"timestamp": span["startTime"] + 5, "fields": [
+        {"key": "event", "type": "string", "value": "exception"},
+        {"key": "exception.type", "type": "string", "value": "ValueError"}]}]
+    for s in doc["data"][0]["spans"]:
+        s["traceID"] = s["traceID"][:16]  # Jaeger's 64-bit ids
+    path = tmp_path / "j.json"
+    path.write_text(json.dumps(doc))
+    (trace,), problems = _read(path)
+    assert problems == [] and trace.trace_id == int(t._id("jerr", 16)[:16], 16)
+    got = next(s for s in trace.spans if s.span_id == int(span["spanID"], 16))
+    assert (got.status_code, got.status_message) == (2, "boom")
+    assert got.events[0].name == "exception" and got.events[0].attributes == {"exception.type": "ValueError"}
+    assert "otel.status_code" not in got.attributes
