@@ -169,6 +169,7 @@ class RedisSharedState:
         self._local = threading.local()
         self._degraded = False
         self._warned_at = -WARN_EVERY_S
+        self._refreshed_at = 0.0
         self._stop = threading.Event()
         self._wake = threading.Event()
         if not hasattr(processor.stats, "state_errors"):
@@ -290,6 +291,11 @@ class RedisSharedState:
                              args=[self.origin, seq, self.ttl_s, *delta, *total], client=pipe)
                 written.add(tid)
         reads = [tid for tid in live if tid not in written]
+        refresh = time.monotonic() - self._refreshed_at >= self.ttl_s / 3
+        if refresh:  # a trace still live here keeps its shared hash, even while this process adds nothing
+            self._refreshed_at = time.monotonic()
+            for tid in reads:
+                pipe.expire(trace_key(self.prefix, tid), self.ttl_s)
         for tid in reads:
             pipe.hmget(trace_key(self.prefix, tid), *_FIELDS)
         try:
@@ -302,7 +308,8 @@ class RedisSharedState:
         with self._lock:
             self._inflight = None
         self._succeeded()
-        answers = results[len(results) - len(written) - len(reads):]
+        first_script = len(results) - len(written) - len(reads) - (len(reads) if refresh else 0)
+        answers = results[first_script:first_script + len(written)] + (results[-len(reads):] if reads else [])
         tids = ([tid for tid, _, _ in inflight[1]] if inflight is not None else []) + reads
         for tid, answer in zip(tids, answers, strict=True):
             self._apply(tid, answer)
