@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -159,3 +160,14 @@ def test_config_file_changes_the_verdicts(tmp_path: Path, runs: Path) -> None:
 def test_help_lists_the_subcommands() -> None:
     done = run_cli("--help")
     assert done.returncode == 0 and "replay" in done.stdout
+
+
+def test_long_inputs_show_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    big = t.agent_trace("big", [(f"cat part{i}.txt", f"line {i}\n" * 12_000) for i in range(12)])
+    path = t.write_lines(tmp_path / "big.jsonl", [t.request(big)])
+    assert path.stat().st_size > 1024 * 1024
+    env = {**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1", "COLUMNS": "120"}
+    done = run_cli("replay", path, "--json", env=env)
+    assert done.returncode == 0 and "replaying" in done.stderr
+    quiet = run_cli("replay", path, "--json", "--no-progress", env=env)
+    assert "replaying" not in quiet.stderr
