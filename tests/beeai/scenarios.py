@@ -100,15 +100,21 @@ def faceted_search(query: str, facet: int) -> str:
     return f"results for facet {facet}: doc-{facet * 7}, doc-{facet * 7 + 1} ({len(query)} chars of query)"
 
 
-async def fixation(kind: str, healthy: bool) -> Outcome:
-    """Paraphrased queries, the same observation (trips) vs faceted search whose results differ (quiet)."""
+async def fixation(kind: str, healthy: bool, limit: int | None = None) -> Outcome:
+    """Paraphrased queries, the same observation (trips) vs faceted search whose results differ (quiet).
+
+    ``limit``: the looping model gives up and answers after that many searches (for observe mode).
+    """
     if healthy:
         def script(i: int) -> Move:
             return (Call("faceted_search", {"query": PARAPHRASES[i % 7], "facet": i}) if i < 14
                     else Answer("found 28 documents"))
         tools: list[AnyTool] = [faceted_search]
     else:
-        script = lambda i: Call("web_search", {"query": PARAPHRASES[i % 7]})  # noqa: E731
+        def script(i: int) -> Move:
+            if limit is not None and i >= limit:
+                return Answer("no better source found")
+            return Call("web_search", {"query": PARAPHRASES[i % 7]})
         tools = [web_search]
     model = model_for(kind, script)
     trip, result = await run_agent(make_agent(kind, model, tools), "find span processor examples",

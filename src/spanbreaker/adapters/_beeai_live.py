@@ -71,11 +71,11 @@ class _Run:
 class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
     """Emit the OpenInference BeeAI spans live, one per BeeAI run, so a span processor can veto calls."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._runs: dict[str, _Run] = {}
-        self._cleanup: Any = None
-        self._tracer: Any = None
+    # No __init__: BaseInstrumentor is a singleton whose constructor runs again on every ``LiveBeeAIInstrumentor()``;
+    # state set there would be reset while instrumented (the stock instrumentor loses its emitter cleanup that way).
+    _runs: dict[str, _Run] = {}
+    _cleanup: Any = None
+    _tracer: Any = None
 
     def instrumentation_dependencies(self) -> Collection[str]:
         return ("beeai-framework >= 0.1.51",)

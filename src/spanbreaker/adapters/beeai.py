@@ -43,13 +43,15 @@ class BeeAIAdapter:
         from . import _beeai_stop
         from ._beeai_live import LiveBeeAIInstrumentor
 
-        stock = BeeAIInstrumentor()
-        if stock.is_instrumented_by_opentelemetry:
+        # The instance, not the constructor: BeeAIInstrumentor() re-runs __init__ on the singleton, which drops its
+        # emitter cleanup so that uninstrument() could no longer detach it.
+        stock = getattr(BeeAIInstrumentor, "_instance", None)
+        if stock is not None and stock.is_instrumented_by_opentelemetry:
             logger.warning("spanbreaker replaces the OpenInference BeeAIInstrumentor with live spans "
                            "(it emits spans only after a run has finished)")
             stock.uninstrument()
         live = LiveBeeAIInstrumentor()
-        if live.is_instrumented_by_opentelemetry:
+        if live.is_instrumented_by_opentelemetry:  # on another provider: move it to this one
             live.uninstrument()
         live.instrument(tracer_provider=tracer_provider)
         _beeai_stop.install()

@@ -1,0 +1,127 @@
+"""How a trip reaches a BeeAI caller: Tripped itself, through BeeAI's wrappers and retries, with nothing leaked.
+
+Measured facts these tests pin (beeai-framework 0.1.85, openinference-instrumentation-beeai):
+* the stock instrumentor creates spans only after the root run finished, so the adapter emits them live;
+* BeeAI's emitter wraps a BaseException in a BaseExceptionGroup (asyncio.TaskGroup); the adapter unwraps it;
+* ``max_retries_per_step`` / ``total_max_retries`` (AgentError, ToolError counters) never see the trip.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from opentelemetry import context as otel_context
+from opentelemetry import trace as trace_api
+
+import spanbreaker
+from spanbreaker.adapters import _beeai_stop
+from spanbreaker.adapters._beeai_live import LiveBeeAIInstrumentor
+
+from . import scenarios
+from .checks import BLOCKED, TRIPPED, assert_quiet, assert_trip_marked
+from .conftest import Traced
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _fixation(kind: str, *, retries: int | None = None) -> tuple[scenarios.Outcome, object]:
+    """Run the fixation loop; return the outcome and the OTel context seen after it."""
+    async def go() -> tuple[scenarios.Outcome, object]:
+        before = otel_context.get_current()
+        options = {} if retries is None else {"max_retries_per_step": retries, "total_max_retries": retries}
+        model = scenarios.model_for(
+            kind, lambda i: scenarios.Call("web_search", {"query": scenarios.PARAPHRASES[i % 7]}))
+        agent = scenarios.make_agent(kind, model, [scenarios.web_search])
+        trip, result = await scenarios.run_agent(agent, "find span processor examples",
+                                                 max_iterations=scenarios.MAX_ITERATIONS, **options)
+        assert otel_context.get_current() == before, "the run leaked an OTel context"
+        return scenarios.Outcome(trip, model.calls, scenarios.MAX_ITERATIONS, result), otel_context.get_current()
+
+    return asyncio.run(asyncio.wait_for(go(), 30.0))
+
+
+@pytest.mark.parametrize("kind", scenarios.AGENT_KINDS)
+def test_caller_gets_tripped_itself_and_every_span_is_exported_once(
+        traced: Callable[..., Traced], kind: str) -> None:
+    t = traced()
+    outcome, _ = _fixation(kind)
+    assert type(outcome.trip) is spanbreaker.Tripped  # not a BaseExceptionGroup, not a FrameworkError
+    # Detected when the 4th search ended; raised when the model call after it started (a latched block).
+    assert outcome.trip is not None and outcome.trip.blocked
+    assert_trip_marked(t, outcome.trip)
+    assert not trace_api.get_current_span().get_span_context().is_valid
+    assert LiveBeeAIInstrumentor._instance._runs == {}, "a run was left open"
+    # The vetoed call is the model call after the trip: it never ran.
+    llm = [s for s in t.spans() if (s.attributes or {}).get("openinference.span.kind") == "LLM"]
+    assert len(llm) == outcome.model_calls + 1
+    assert (llm[-1].attributes or {}).get(BLOCKED) is True
+
+
+@pytest.mark.parametrize("kind", scenarios.AGENT_KINDS)
+def test_framework_retries_never_see_the_trip(traced: Callable[..., Traced], kind: str) -> None:
+    """Generous step and total retries: no retry, no error observation fed back, one blocked call."""
+    t = traced()
+    outcome, _ = _fixation(kind, retries=50)
+    assert outcome.trip is not None and outcome.trip.detector == "input_fixation"
+    assert outcome.model_calls == 5
+    assert t.breaker.stats.blocked == 1
+    record = t.breaker.trip_record(outcome.trip.trace_id)
+    assert record is not None and record.model_calls_after == 1 and record.tool_calls_after == 0
+
+
+def test_next_run_starts_a_clean_trace(traced: Callable[..., Traced]) -> None:
+    t = traced()
+    tripped, _ = _fixation("requirement")
+    assert tripped.trip is not None
+    healthy = asyncio.run(scenarios.fixation("requirement", healthy=True))
+    assert healthy.trip is None and healthy.result is not None
+    traces = {s.context.trace_id for s in t.spans() if s.context is not None}
+    assert len(traces) == 2
+    later = [s for s in t.spans() if s.context is not None and f"{s.context.trace_id:032x}" != tripped.trip.trace_id]
+    assert later and not [s for s in later if (s.attributes or {}).get(TRIPPED)]
+
+
+def test_observe_mode_marks_the_trip_and_lets_the_run_finish(traced: Callable[..., Traced]) -> None:
+    t = traced(mode="observe")
+    outcome = asyncio.run(scenarios.fixation("requirement", healthy=False, limit=8))
+    assert outcome.trip is None and outcome.result is not None
+    assert t.breaker.stats.trips == 1 and t.breaker.stats.blocked == 0
+    assert any((s.attributes or {}).get(TRIPPED) for s in t.spans())
+
+
+def test_stock_instrumentor_is_replaced_so_spans_are_live_and_exported_once(traced: Callable[..., Traced]) -> None:
+    from openinference.instrumentation.beeai import BeeAIInstrumentor
+
+    stock = BeeAIInstrumentor()
+    spanbreaker.instrumentation.uninstrument()
+    stock.instrument(tracer_provider=trace_api.NoOpTracerProvider())
+    try:
+        t = traced()
+        assert not stock.is_instrumented_by_opentelemetry
+        outcome = asyncio.run(scenarios.fixation("tool_calling", healthy=True))
+        assert outcome.trip is None
+        assert_quiet(t)
+    finally:
+        if stock.is_instrumented_by_opentelemetry:
+            stock.uninstrument()
+
+
+def test_only_groups_of_trips_are_unwrapped() -> None:
+    group_type = _beeai_stop._GROUP  # BaseExceptionGroup (BeeAI needs Python >= 3.11)
+    trip = spanbreaker.Tripped("tool_repeat", "loop", "0" * 32)
+    group = group_type("g", [group_type("inner", [trip]), asyncio.CancelledError()])
+    assert _beeai_stop.only_trip(group) is trip
+    assert _beeai_stop.only_trip(group_type("g", [trip, ValueError("x")])) is None
+
+
+def test_example_runs_offline_and_tells_the_story() -> None:
+    result = subprocess.run([sys.executable, str(REPO / "examples" / "beeai_fixation_spiral.py")],
+                            capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "input_fixation" in result.stdout
+    assert "tripped" in result.stdout.lower()
