@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from spanbreaker.cli import main
 from spanbreaker.replay import replay
 
 from . import traces as t
@@ -139,27 +140,37 @@ def test_skipped_input_exits_1_and_names_file_and_line(runs: Path, tmp_path: Pat
     assert len(done.stdout.splitlines()) == 4  # the good trace of bad.jsonl and the three of runs
 
 
-def test_usage_errors_exit_2(tmp_path: Path, runs: Path) -> None:
-    assert run_cli("replay").returncode == 2
-    assert run_cli("replay", tmp_path / "absent.jsonl").returncode == 2
+def in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """The same ``main`` in this process (cheaper than a subprocess for the cases that need no isolation)."""
+    try:
+        status = main([str(a) for a in args])
+    except SystemExit as exc:  # argparse's usage errors and --help
+        status = int(exc.code or 0)
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_usage_errors_exit_2(tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert in_process(capsys, "replay")[0] == 2
+    assert in_process(capsys, "replay", tmp_path / "absent.jsonl")[0] == 2
     config = tmp_path / "bad.toml"
     config.write_text("tool_repeat_max = 0\n")
-    done = run_cli("replay", runs, "--config", config)
-    assert done.returncode == 2 and "tool_repeat_max" in done.stderr
-    assert run_cli().returncode == 2
+    status, _, err = in_process(capsys, "replay", runs, "--config", config)
+    assert status == 2 and "tool_repeat_max" in err
+    assert in_process(capsys)[0] == 2
 
 
-def test_config_file_changes_the_verdicts(tmp_path: Path, runs: Path) -> None:
+def test_config_file_changes_the_verdicts(tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "loose.toml"
     config.write_text('tool_repeat_max = 50\nfixation_max = 50\nexploration_window = 1000\nmode = "enforce"\n')
-    done = run_cli("replay", runs, "--json", "--config", config)
-    assert done.returncode == 0, done.stderr
-    assert [json.loads(line)["tripped"] for line in done.stdout.splitlines()] == [False, False, False]
+    status, out, err = in_process(capsys, "replay", runs, "--json", "--config", config)
+    assert status == 0, err
+    assert [json.loads(line)["tripped"] for line in out.splitlines()] == [False, False, False]
 
 
-def test_help_lists_the_subcommands() -> None:
-    done = run_cli("--help")
-    assert done.returncode == 0 and "replay" in done.stdout
+def test_help_lists_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = in_process(capsys, "--help")
+    assert status == 0 and "replay" in out
 
 
 def test_long_inputs_show_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
@@ -170,4 +181,4 @@ def test_long_inputs_show_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     done = run_cli("replay", path, "--json", env=env)
     assert done.returncode == 0 and "replaying" in done.stderr
     quiet = run_cli("replay", path, "--json", "--no-progress", env=env)
-    assert "replaying" not in quiet.stderr
+    assert quiet.returncode == 0 and "replaying" not in quiet.stderr
