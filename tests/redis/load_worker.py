@@ -34,7 +34,8 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
     tracer = provider.get_tracer(SCOPE)
     traces = [int(h, 16) for h in spec["traces"]]
     Path(spec["ready"]).touch()
-    while not Path(spec["go"]).exists():
+    deadline = time.monotonic() + 30
+    while not Path(spec["go"]).exists() and time.monotonic() < deadline:
         time.sleep(0.005)
     go_at = time.time()
     roots = []

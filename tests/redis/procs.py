@@ -1,17 +1,22 @@
-"""Start worker processes that share one trace, release them together, collect their JSON reports."""
+"""Start worker processes that share one trace, release them together, collect their JSON reports.
+
+Workers are real processes forked from a fork server that imported smolagents once (``forkserver`` preload): each
+is its own interpreter state, Redis connections and threads, without paying the import in every worker.
+"""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
-import subprocess
 import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-WORKER = Path(__file__).with_name("worker.py")
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload([f"{__package__}.worker", "spanbreaker.state.redis", "redis"])
 
 
 def traceparent() -> tuple[str, str]:
@@ -20,38 +25,57 @@ def traceparent() -> tuple[str, str]:
     return f"00-{trace_hex}-{uuid.uuid4().hex[:16]}-01", trace_hex
 
 
+def _child(module: str, spec: dict[str, Any], result: str, log: str) -> None:
+    """Runs in the worker process: stderr to a file (never a pipe that could fill and block), JSON to a file."""
+    with open(log, "w") as stream:
+        os.dup2(stream.fileno(), 2)
+        sys.stderr = stream
+        import importlib
+
+        report = importlib.import_module(module).main(spec)
+        Path(result).write_text(json.dumps(report, default=str))
+        sys.stderr.flush()
+
+
 class Workers:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, module: str = f"{__package__}.worker") -> None:
         self.directory = directory
+        self.module = module
         self.go = directory / f"go-{uuid.uuid4().hex[:6]}"
-        self.procs: list[tuple[subprocess.Popen[str], Path]] = []
+        self.procs: list[tuple[Any, Path]] = []
 
     def start(self, **spec: Any) -> int:
         ready = self.directory / f"ready-{uuid.uuid4().hex[:6]}"
         spec.update(ready=str(ready), go=str(self.go))
-        log = ready.with_suffix(".log")
-        with open(log, "w") as stderr:  # a file, not a pipe: a full pipe would block the worker mid-run
-            proc = subprocess.Popen([sys.executable, str(WORKER), json.dumps(spec)], stdout=subprocess.PIPE,
-                                    stderr=stderr, text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
+        proc = _CONTEXT.Process(target=_child, args=(self.module, spec, str(ready.with_suffix(".json")),
+                                                     str(ready.with_suffix(".log"))), daemon=True)
+        proc.start()
         self.procs.append((proc, ready))
         return len(self.procs) - 1
 
+    def _log(self, ready: Path) -> str:
+        log = ready.with_suffix(".log")
+        return log.read_text()[-3000:] if log.exists() else "(no log)"
+
     def release(self, timeout_s: float = 45.0) -> None:
-        """Wait until every worker has imported everything and built its agent, then let them all run."""
+        """Wait until every worker has built its agent, then let them all run at once."""
         deadline = time.monotonic() + timeout_s
         while not all(ready.exists() for _, ready in self.procs):
             for proc, ready in self.procs:
-                if proc.poll() is not None:
-                    raise AssertionError(f"worker exited early: {ready.with_suffix('.log').read_text()[-2000:]}")
+                if not proc.is_alive() and not ready.exists():
+                    raise AssertionError(f"worker exited early: {self._log(ready)}")
             if time.monotonic() > deadline:
                 raise AssertionError("workers did not get ready")
-            time.sleep(0.02)
+            time.sleep(0.01)
         self.go.touch()
 
-    def results(self, timeout_s: float = 45.0) -> list[dict[str, Any]]:
+    def results(self, timeout_s: float = 60.0) -> list[dict[str, Any]]:
         reports = []
         for proc, ready in self.procs:
-            out, _ = proc.communicate(timeout=timeout_s)
-            assert proc.returncode == 0, ready.with_suffix(".log").read_text()[-3000:]
-            reports.append(json.loads(out.strip().splitlines()[-1]))
+            proc.join(timeout_s)
+            if proc.is_alive():
+                proc.kill()
+                raise AssertionError(f"worker hung: {self._log(ready)}")
+            assert proc.exitcode == 0, self._log(ready)
+            reports.append(json.loads(ready.with_suffix(".json").read_text()))
         return reports

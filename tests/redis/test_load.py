@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 from spanbreaker.state.redis import _USAGE_LUA
 
+from .procs import Workers
 from .server import RedisServer
 
 TRACES = 1000
@@ -28,24 +26,12 @@ def test_thousand_traces_four_processes(redis_server: RedisServer, prefix: str, 
     baseline = int(client.info("memory")["used_memory"])
     traces = [uuid.uuid4().hex for _ in range(TRACES)]
     weights = list(range(1, TRACES + 1))
-    go = tmp_path / "go"
-    procs = []
+    workers = Workers(tmp_path, module=f"{__package__}.load_worker")
     for index in range(PROCESSES):
-        ready = tmp_path / f"ready{index}"
-        spec = {"state": redis_server.url, "prefix": prefix, "ttl": TTL_S, "seconds": 1.5, "index": index,
-                "traces": traces, "weights": weights, "ready": str(ready), "go": str(go)}
-        with open(tmp_path / f"load{index}.log", "w") as log:
-            procs.append((subprocess.Popen([sys.executable, str(Path(__file__).with_name("load_worker.py")),
-                                            json.dumps(spec)], stdout=subprocess.PIPE, stderr=log, text=True), ready))
-    deadline = time.monotonic() + 45
-    while not all(ready.exists() for _, ready in procs) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    go.touch()
-    reports = []
-    for index, (proc, _) in enumerate(procs):
-        out, _ = proc.communicate(timeout=60)
-        assert proc.returncode == 0, (tmp_path / f"load{index}.log").read_text()[-3000:]
-        reports.append(json.loads(out.strip().splitlines()[-1]))
+        workers.start(state=redis_server.url, prefix=prefix, ttl=TTL_S, seconds=1.5, index=index, traces=traces,
+                      weights=weights)
+    workers.release()
+    reports = workers.results()
 
     assert all(r["errors"] == 0 and r["state_errors"] == 0 for r in reports), "a trace tripped or Redis failed"
     assert all(r["spans_started"] == r["spans_ended"] for r in reports)
