@@ -140,6 +140,13 @@ class BreakerConfig:
     state_staleness_s: float = field(default=0.25, metadata=_float(0.0, 60.0, doc="seconds"))
     """Longest the local view of shared budgets may lag behind the shared store."""
     state_prefix: str = "spanbreaker"
+    fleet_max_tokens: int = field(default=0, metadata=_int(0, doc="tokens per fleet key per window, 0 = off"))
+    """Fleet rule (shared state only): tokens all traces of one ``fleet_attribute`` value may spend per window."""
+    fleet_max_cost_usd: float = field(default=0.0, metadata=_float(0.0, doc="USD per fleet key per window, 0 = off"))
+    fleet_window_s: float = field(default=3600.0, metadata=_float(1.0, doc="seconds"))
+    """Fixed windows (aligned to the epoch): the fleet counters start afresh at each window boundary."""
+    fleet_attribute: str = "service.name"
+    """The resource attribute whose value names the fleet a process belongs to."""
 
     def __post_init__(self) -> None:
         if self.mode not in ("enforce", "observe"):
@@ -342,6 +349,7 @@ def _coerce(label: str, f: dataclasses.Field[Any], value: Any) -> Any:
         return policies
     if f.name == "mode" and value not in ("enforce", "observe"):
         raise ConfigError(f"{label}={value!r}: expected 'enforce' or 'observe'")
-    if f.name in ("state", "state_prefix", "mode") and value is not None and not isinstance(value, str):
+    if f.name in ("state", "state_prefix", "fleet_attribute", "mode") and value is not None and not isinstance(
+            value, str):
         raise ConfigError(f"{label}={value!r}: expected a string")
     return value
