@@ -166,3 +166,11 @@ def test_jaeger_error_status_events_and_64_bit_trace_ids(tmp_path: Path) -> None
     assert (got.status_code, got.status_message) == (2, "boom")
     assert got.events[0].name == "exception" and got.events[0].attributes == {"exception.type": "ValueError"}
     assert "otel.status_code" not in got.attributes
+
+
+def test_a_damaged_first_line_skips_that_line_only(tmp_path: Path) -> None:
+    path = t.write_lines(tmp_path / "first.jsonl", ['{"resourceSpans": [ cut off', t.request(t.looping("after"))])
+    traces, problems = _read(path)
+    assert [tr.trace_id_hex for tr in traces] == [t._id("after", 16)]
+    assert [(p.line, p.message.split(" (")[0]) for p in problems] == [(1, "not JSON")]
+    assert traces[0].source.endswith("first.jsonl:2")

@@ -427,8 +427,16 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
             try:
                 document: Any = json.loads(text)
                 whole = not isinstance(document, dict) or "resourceSpans" not in document
-            except json.JSONDecodeError:
-                document, whole = None, True
+            except json.JSONDecodeError as exc:
+                # a pretty-printed document, or a line-per-request file whose first line is damaged:
+                # the next line tells them apart
+                following = fh.readline(MAX_LINE_CHARS)
+                if not _is_request_line(following):
+                    yield from _read_document(fh, name, line_no, text + following, note)
+                    return
+                note(Problem(name, line_no, f"not JSON ({exc.msg} at column {exc.colno}); line skipped"))
+                line_no += 1
+                document, whole = _parse_line(fh, following, name, line_no, note), False
             if whole:
                 yield from _read_document(fh, name, line_no, text, note)
                 return
@@ -467,6 +475,16 @@ def _first_line(fh: IO[str]) -> tuple[int, str] | None:
         number += 1
         if line.strip():
             return number, line
+
+
+def _is_request_line(line: str) -> bool:
+    if not line.lstrip().startswith("{"):
+        return False
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and "resourceSpans" in value
 
 
 def _parse_line(fh: IO[str], line: str, name: str, line_no: int, note: ProblemSink) -> Any:
