@@ -19,6 +19,11 @@ def pre_instrument() -> None:
     disabled = {name.strip() for name in os.environ.get("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", "").split(",")}
     if "spanbreaker" in disabled or "*" in disabled:
         return
+    from .adapters import ADAPTER_MODULES
+
+    # A framework the user disabled for the launcher (by its instrumentor's entry-point name, which is also our
+    # adapter's name) is not instrumented by us either, nor imported.
+    frameworks = [name for name in (m.rsplit(".", 1)[-1] for m in ADAPTER_MODULES) if name not in disabled]
     from .config import BreakerConfig
     from .errors import ConfigError
     from .instrumentation import instrument
@@ -29,6 +34,6 @@ def pre_instrument() -> None:
         logger.error("spanbreaker is not attached: %s", exc)
         raise
     try:
-        instrument(config=config, create_provider=False)
+        instrument(config=config, create_provider=False, frameworks=frameworks)
     except Exception:
         logger.warning("spanbreaker could not attach", exc_info=True)

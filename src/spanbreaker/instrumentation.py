@@ -71,7 +71,7 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
         if not _is_sdk_provider(provider):
             if not create_provider:
-                _defer_until_provider_is_set(config)
+                _defer_until_provider_is_set(config, frameworks)
                 return None
             from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 
@@ -113,9 +113,10 @@ def uninstrument() -> None:
             _instrumented.pop(module_name, None)
 
 
-def _defer_until_provider_is_set(config: BreakerConfig | None) -> None:
+def _defer_until_provider_is_set(config: BreakerConfig | None, frameworks: Iterable[str] | None = None) -> None:
     """Wrap ``trace.set_tracer_provider`` so the breaker attaches to whatever provider the app sets."""
     _pending["config"] = config
+    _pending["frameworks"] = None if frameworks is None else frozenset(frameworks)
     original = trace.set_tracer_provider
     if getattr(original, "_spanbreaker", False):
         return
@@ -126,7 +127,7 @@ def _defer_until_provider_is_set(config: BreakerConfig | None) -> None:
         try:
             provider = trace.get_tracer_provider()
             if _is_sdk_provider(provider):
-                instrument(provider, _pending.get("config"))
+                instrument(provider, _pending.get("config"), frameworks=_pending.get("frameworks"))
         except Exception:
             logger.warning("spanbreaker could not attach to the new tracer provider", exc_info=True)
 

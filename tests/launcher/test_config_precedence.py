@@ -1,0 +1,105 @@
+"""Configuration precedence and start-up failures, in process (no provider is set here, nothing is attached).
+
+Documented order, lowest to highest: defaults < the TOML file named by ``SPANBREAKER_CONFIG`` <
+``SPANBREAKER_*`` variables < keyword arguments in code. The launcher runs in ``test_launcher.py`` prove the
+first two layers end to end; these tests pin every layer and every way a bad value is reported.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+import spanbreaker
+from spanbreaker import BreakerConfig, ConfigError
+from spanbreaker.autoinstrument import pre_instrument
+
+
+@pytest.fixture
+def toml(tmp_path: Path) -> Path:
+    path = tmp_path / "spanbreaker.toml"
+    path.write_text('tool_repeat_max = 2\nmax_model_calls = 50\nmode = "observe"\n\n'
+                    '[tools.poll]\nallow_repeat = true\n')
+    return path
+
+
+def test_each_layer_overrides_the_one_below(toml: Path) -> None:
+    assert BreakerConfig.load(environ={}).tool_repeat_max == 4
+    env = {"SPANBREAKER_CONFIG": str(toml)}
+    from_file = BreakerConfig.load(environ=env)
+    assert (from_file.tool_repeat_max, from_file.max_model_calls, from_file.mode) == (2, 50, "observe")
+    assert from_file.is_polling_tool("poll")
+    env["SPANBREAKER_TOOL_REPEAT_MAX"] = "3"
+    from_env = BreakerConfig.load(environ=env)
+    assert (from_env.tool_repeat_max, from_env.max_model_calls) == (3, 50), "env wins only where it is set"
+    from_code = BreakerConfig.load(environ=env, tool_repeat_max=7)
+    assert (from_code.tool_repeat_max, from_code.max_model_calls, from_code.mode) == (7, 50, "observe")
+
+
+def test_processor_loads_the_layers_and_keyword_overrides_win(toml: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPANBREAKER_CONFIG", str(toml))
+    monkeypatch.setenv("SPANBREAKER_TOOL_REPEAT_MAX", "3")
+    assert spanbreaker.BreakerSpanProcessor().config.tool_repeat_max == 3
+    assert spanbreaker.BreakerSpanProcessor(tool_repeat_max=9).config.tool_repeat_max == 9
+
+
+def test_an_explicit_config_object_is_used_as_given(toml: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Code that builds a BreakerConfig itself is not second-guessed by the environment."""
+    monkeypatch.setenv("SPANBREAKER_CONFIG", str(toml))
+    monkeypatch.setenv("SPANBREAKER_TOOL_REPEAT_MAX", "3")
+    assert spanbreaker.BreakerSpanProcessor(BreakerConfig(tool_repeat_max=5)).config.tool_repeat_max == 5
+
+
+@pytest.mark.parametrize(("env", "named"), [
+    ({"SPANBREAKER_TOOL_REPEAT_MAX": "lots"}, "SPANBREAKER_TOOL_REPEAT_MAX"),
+    ({"SPANBREAKER_TOOL_REPEAT_MAX": "0"}, "SPANBREAKER_TOOL_REPEAT_MAX"),
+    ({"SPANBREAKER_FIXATION_SIMILARITY": "120"}, "SPANBREAKER_FIXATION_SIMILARITY"),
+    ({"SPANBREAKER_MODE": "enforcing"}, "SPANBREAKER_MODE"),
+    ({"SPANBREAKER_DISABLED_DETECTORS": "tool_repeat,loop"}, "loop"),
+    ({"SPANBREAKER_TOOLS": "{not json"}, "SPANBREAKER_TOOLS"),
+    ({"SPANBREAKER_STATE_URL": "http://cache:6379"}, "state"),
+    ({"SPANBREAKER_CONFIG": "does-not-exist.toml"}, "SPANBREAKER_CONFIG"),
+])
+def test_bad_environment_fails_naming_the_variable(env: dict[str, str], named: str) -> None:
+    with pytest.raises(ConfigError, match=named):
+        BreakerConfig.load(environ=env)
+
+
+@pytest.mark.parametrize(("text", "named"), [
+    ("tool_repeat_maximum = 2\n", "tool_repeat_maximum"),
+    ("tool_repeat_max = 0\n", "tool_repeat_max"),
+    ('tool_repeat_max = "four"\n', "tool_repeat_max"),
+    ("[tools.search]\nrepeat_max = 0\n", "search"),
+    ("[tools.search]\nrepeats = 2\n", "repeats"),
+    ("tool_repeat_max = \n", "invalid TOML"),
+])
+def test_bad_config_file_fails_naming_the_key(tmp_path: Path, text: str, named: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=named):
+        BreakerConfig.load(environ={"SPANBREAKER_CONFIG": str(path)})
+
+
+def test_launcher_hook_reports_a_bad_value_loudly_before_attaching_anything(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Raising from the hook is what makes the launcher log "Failed to auto initialize" with the message."""
+    monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
+    monkeypatch.delenv("OTEL_PYTHON_DISABLED_INSTRUMENTATIONS", raising=False)
+    monkeypatch.setenv("SPANBREAKER_MAX_TOKENS", "-5")
+    with caplog.at_level(logging.ERROR, logger="spanbreaker"), \
+            pytest.raises(ConfigError, match="SPANBREAKER_MAX_TOKENS"):
+        pre_instrument()
+    assert "spanbreaker is not attached" in caplog.text and "SPANBREAKER_MAX_TOKENS" in caplog.text
+
+
+@pytest.mark.parametrize("env", [{"OTEL_SDK_DISABLED": "true"},
+                                 {"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "agno, spanbreaker"},
+                                 {"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "*"}])
+def test_launcher_hook_does_nothing_when_switched_off(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Switched off means not even the configuration is read: a bad value cannot break an opted-out app."""
+    monkeypatch.setenv("SPANBREAKER_MAX_TOKENS", "-5")
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    pre_instrument()
