@@ -30,6 +30,8 @@ from .bee import Answer, Call, Move, ScriptedChatModel
 AGENT_KINDS = ("tool_calling", "react", "requirement")
 MAX_ITERATIONS = 30
 """The iteration cap given to every looping run: high enough that the breaker, not the cap, stops a loop."""
+DEFAULT_MAX_ITERATIONS = {"tool_calling": 10, "react": 10, "requirement": 20}
+"""BeeAI's own default per agent class (``run()`` without ``max_iterations``), what a handed-off agent gets."""
 
 
 @dataclass
@@ -282,6 +284,6 @@ async def nested(kind: str, healthy: bool, delegations: int = 12, sub_steps: int
     top_model = model_for(kind, top_script)
     orchestrator = make_agent(kind, top_model, [handoff], name="orchestrator")
     trip, result = await run_agent(orchestrator, "write a report on the treaty", max_iterations=MAX_ITERATIONS)
-    allowed = MAX_ITERATIONS + MAX_ITERATIONS * MAX_ITERATIONS
+    allowed = MAX_ITERATIONS * (1 + DEFAULT_MAX_ITERATIONS[kind])
     return Outcome(trip, top_model.calls + sub_model.calls, allowed, result,
                    {"delegations": top_model.calls, "nested_model_calls": sub_model.calls})
