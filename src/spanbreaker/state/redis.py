@@ -35,6 +35,7 @@ from typing import Any
 
 from ..breaker import TripRecord
 from ..tracestate import Totals
+from .fleet import FleetRule, fleet_value
 
 logger = logging.getLogger("spanbreaker.state")
 
@@ -124,6 +125,8 @@ class _Book:
     """This process's bookkeeping for one trace."""
 
     owner: Any = None
+    fleet: str | None = None
+    """The trace's fleet value (fleet rule), read once from its spans' resource."""
     """The TraceState the current contributions belong to (a dropped-and-restarted trace starts afresh)."""
     pending: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     """tokens, model calls, tool calls, nano-USD not yet handed to the flusher."""
@@ -170,6 +173,7 @@ class RedisSharedState:
         self._degraded = False
         self._warned_at = -WARN_EVERY_S
         self._refreshed_at = 0.0
+        self.fleet = FleetRule(config, self.prefix) if FleetRule.enabled(config) else None
         self._stop = threading.Event()
         self._wake = threading.Event()
         if not hasattr(processor.stats, "state_errors"):
@@ -183,10 +187,23 @@ class RedisSharedState:
     # ----------------------------------------------------------------------------- hot path (memory only)
     def remote_trip(self, trace_id: int) -> TripRecord | None:
         """A trip heard from elsewhere for this trace, handed over once (the breaker then latches it)."""
-        if not self._trips:
+        if not self._trips and (self.fleet is None or not self.fleet.over):
             return None
         with self._lock:
-            return self._trips.pop(trace_id, None)
+            record = self._trips.pop(trace_id, None)
+            if record is None and self.fleet is not None and self.fleet.over:
+                record = self.fleet.trip_for(trace_id, self._fleet_of(trace_id))
+                if record is not None:
+                    record._spanbreaker_remote = True  # type: ignore[attr-defined]
+            return record
+
+    def _fleet_of(self, trace_id: int) -> str:
+        """Called with the lock held."""
+        book = self._books.get(trace_id)
+        if book is not None and book.fleet is not None:
+            return book.fleet
+        assert self.fleet is not None
+        return fleet_value(self.processor._traces.get(trace_id), self.fleet.attribute)
 
     def add_usage(self, trace_id: int, tokens: int, model_calls: int, tool_calls: int, cost_usd: float) -> None:
         owner = self.processor._traces.get(trace_id)
@@ -202,6 +219,10 @@ class RedisSharedState:
             pending[1] += int(model_calls or 0)
             pending[2] += int(tool_calls or 0)
             pending[3] += nano
+            if self.fleet is not None:
+                if book.fleet is None:
+                    book.fleet = fleet_value(owner, self.fleet.attribute)
+                self.fleet.add(book.fleet, int(tokens or 0), nano)
 
     def publish_trip(self, trace_id: int, record: TripRecord) -> None:
         trip_id = uuid.uuid4().hex
@@ -272,6 +293,7 @@ class RedisSharedState:
                     self._seq += 1
                     self._inflight = (self._seq, batch)
             inflight = self._inflight
+            fleet_batch = self.fleet.take() if self.fleet is not None else {}
         with processor._table_lock:
             live = list(processor._traces.keys())[-MAX_PULL:]
         pipe = self._client.pipeline(transaction=False)
@@ -298,13 +320,22 @@ class RedisSharedState:
                 pipe.expire(trace_key(self.prefix, tid), self.ttl_s)
         for tid in reads:
             pipe.hmget(trace_key(self.prefix, tid), *_FIELDS)
+        fleets = self.fleet.queue(pipe, fleet_batch) if self.fleet is not None else []
         try:
             results = pipe.execute(raise_on_error=True)
         except Exception as exc:
             with self._lock:
                 self._ops[:0] = ops
+                if self.fleet is not None:
+                    self.fleet.restore(fleet_batch)
             self._failed(exc)
             return
+        if fleets:
+            fleet_answers = results[len(results) - 4 * len(fleets):]
+            results = results[:len(results) - 4 * len(fleets)]
+            with self._lock:
+                for index, fleet in enumerate(fleets):
+                    self.fleet.apply(fleet, fleet_answers[4 * index + 3])  # type: ignore[union-attr]
         with self._lock:
             self._inflight = None
         self._succeeded()
