@@ -174,3 +174,12 @@ def test_a_damaged_first_line_skips_that_line_only(tmp_path: Path) -> None:
     assert [tr.trace_id_hex for tr in traces] == [t._id("after", 16)]
     assert [(p.line, p.message.split(" (")[0]) for p in problems] == [(1, "not JSON")]
     assert traces[0].source.endswith("first.jsonl:2")
+
+
+def test_jaeger_api_v3_and_tempo_wrappers_of_otlp(tmp_path: Path) -> None:
+    spans = t.looping("wrapped")
+    body = t.request(spans)["resourceSpans"]
+    (tmp_path / "v3.json").write_text(json.dumps({"result": {"resourceSpans": body}}))
+    (tmp_path / "tempo.json").write_text(json.dumps({"batches": body}))
+    traces, problems = _read(tmp_path / "v3.json", tmp_path / "tempo.json")
+    assert problems == [] and [len(tr.spans) for tr in traces] == [len(spans), len(spans)]

@@ -195,11 +195,23 @@ def _enum(raw: Any, names: dict[str, int], top: int) -> int:
 
 
 # ------------------------------------------------------------------------------------------------- OTLP
+def otlp_body(document: Any) -> list[Any] | None:
+    """The ``resourceSpans`` list of an OTLP/JSON request; also under Jaeger's API v3 ``result`` wrapper and
+    Tempo's ``batches`` name. None when the document is not OTLP."""
+    if isinstance(document, dict) and isinstance(document.get("result"), dict):
+        document = document["result"]
+    if not isinstance(document, dict):
+        return None
+    body = document.get("resourceSpans", document.get("batches"))
+    return body if isinstance(body, list) else None
+
+
 def otlp_spans(request: Any, note: Callable[[str], None]) -> Iterator[tuple[dict[str, Any], RecordedSpan]]:
     """(resource attributes, span) for every span of an ``ExportTraceServiceRequest``; bad spans are noted."""
-    if not isinstance(request, dict) or not isinstance(request.get("resourceSpans"), list):
+    body = otlp_body(request)
+    if body is None:
         raise InputError("not an OTLP/JSON ExportTraceServiceRequest (no resourceSpans list)")
-    for r_index, resource_spans in enumerate(request["resourceSpans"]):
+    for r_index, resource_spans in enumerate(body):
         if not isinstance(resource_spans, dict):
             note(f"resourceSpans[{r_index}] is not an object; skipped")
             continue
@@ -426,7 +438,7 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
             line_no, text = first
             try:
                 document: Any = json.loads(text)
-                whole = not isinstance(document, dict) or "resourceSpans" not in document
+                whole = otlp_body(document) is None
             except json.JSONDecodeError as exc:
                 # a pretty-printed document, or a line-per-request file whose first line is damaged:
                 # the next line tells them apart
@@ -484,7 +496,7 @@ def _is_request_line(line: str) -> bool:
         value = json.loads(line)
     except json.JSONDecodeError:
         return False
-    return isinstance(value, dict) and "resourceSpans" in value
+    return otlp_body(value) is not None
 
 
 def _parse_line(fh: IO[str], line: str, name: str, line_no: int, note: ProblemSink) -> Any:
@@ -520,7 +532,7 @@ def _read_document(fh: IO[str], name: str, first_line: int, head: str, note: Pro
         return
     grouper = _Grouper(name, note)
     doc_note = _line_note(note, name, 0)
-    if isinstance(document, dict) and "resourceSpans" in document:
+    if otlp_body(document) is not None:
         source: Iterable[tuple[dict[str, Any], RecordedSpan]] = otlp_spans(document, doc_note)
     elif isinstance(document, dict) and "data" in document:
         source = jaeger_traces(document, doc_note)
