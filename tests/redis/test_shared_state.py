@@ -1,0 +1,116 @@
+"""In-process checks of the shared-state client against the real server: kill switch in code and reset both
+ways, what is stored, configuration. Two breakers here stand for two processes (own clients, own threads)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from opentelemetry import context as otel_context
+from opentelemetry import trace as otel_trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+import spanbreaker
+from spanbreaker.breaker import BreakerState
+from spanbreaker.state import open_trace, reset_trace
+from spanbreaker.state.redis import RedisSharedState, _redact
+
+from ..core.spans import Harness, make_harness
+from .server import RedisServer
+
+
+def _wait(condition: Callable[[], bool], timeout_s: float = 3.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+@pytest.fixture
+def pair(redis_server: RedisServer, prefix: str) -> Iterator[tuple[Harness, Harness]]:
+    made = [make_harness(state=redis_server.url, state_prefix=prefix, state_staleness_s=0.02) for _ in range(2)]
+    yield made[0], made[1]
+    for harness in made:
+        harness.processor.shutdown()
+
+
+def _in_trace(trace_id: int) -> object:
+    span_context = SpanContext(trace_id, 0xC0FFEE, is_remote=True, trace_flags=TraceFlags(1))
+    return otel_context.attach(otel_trace.set_span_in_context(NonRecordingSpan(span_context)))
+
+
+def test_force_open_in_code_reaches_the_other_process(pair: tuple[Harness, Harness]) -> None:
+    first, second = pair
+    trace_id = 0x51A7E0001
+    token = _in_trace(trace_id)
+    try:
+        with second.agent("worker"):
+            second.llm()
+            first.processor.force_open(trace_id, "budget review")
+            assert _wait(lambda: bool(second.processor.shared._trips))
+            with pytest.raises(spanbreaker.Tripped) as caught:
+                second.llm()
+    finally:
+        otel_context.detach(token)
+    assert caught.value.detector == "forced" and caught.value.reason == "budget review"
+    record = second.processor.trip_record(trace_id)
+    assert record is not None and record.detector == "forced" and record.blocked_calls == 1
+
+
+def test_reset_from_the_kill_switch_closes_every_breaker(pair: tuple[Harness, Harness], redis_server: RedisServer,
+                                                         prefix: str) -> None:
+    first, second = pair
+    trace_id = 0x51A7E0002
+    token = _in_trace(trace_id)
+    try:
+        with first.agent("a"), second.agent("b"):
+            first.llm()
+            second.llm()
+            open_trace(redis_server.url, trace_id, "incident 42", prefix=prefix)
+            for harness in pair:
+                assert _wait(lambda h=harness: bool(h.processor.shared._trips))  # type: ignore[misc]
+                with pytest.raises(spanbreaker.Tripped):
+                    harness.llm()
+                assert harness.processor.state(trace_id) is BreakerState.OPEN
+            reset_trace(redis_server.url, f"{trace_id:032x}", prefix=prefix)
+            assert _wait(lambda: all(h.processor.state(trace_id) is BreakerState.CLOSED for h in pair))
+            first.llm()
+            second.llm()  # both run again
+    finally:
+        otel_context.detach(token)
+
+
+def test_only_figures_and_ids_are_stored(pair: tuple[Harness, Harness], redis_server: RedisServer,
+                                         prefix: str) -> None:
+    first, _ = pair
+    trace_id = 0x51A7E0003
+    token = _in_trace(trace_id)
+    try:
+        with first.agent("a", task="SECRET TASK TEXT"):
+            first.llm(input_value="SECRET PROMPT")
+            first.tool("search", {"query": "SECRET ARGUMENT"}, output="SECRET RESULT")
+            assert first.processor.shared.flush()
+    finally:
+        otel_context.detach(token)
+    client = redis_server.client()
+    dump = b"".join(k + b"".join(v for kv in client.hgetall(k).items() for v in kv)
+                    for k in client.scan_iter(match=f"{prefix}:*"))
+    assert dump and b"SECRET" not in dump
+    key = f"{prefix}:trace:{trace_id:032x}"
+    assert 0 < client.ttl(key) <= 3600
+    assert int(client.hget(key, "m")) == 1 and int(client.hget(key, "c")) == 1
+
+
+def test_state_url_from_the_environment(redis_server: RedisServer, prefix: str) -> None:
+    config = spanbreaker.BreakerConfig.from_env({"SPANBREAKER_STATE_URL": redis_server.url,
+                                                 "SPANBREAKER_STATE_PREFIX": prefix,
+                                                 "SPANBREAKER_FLEET_MAX_TOKENS": "5000"})
+    processor = spanbreaker.BreakerSpanProcessor(config)
+    try:
+        assert isinstance(processor.shared, RedisSharedState) and processor.shared.fleet is not None
+    finally:
+        processor.shutdown()
+    assert _redact("redis://user:hunter2@host:6379/0") == "redis://***@host:6379/0"
