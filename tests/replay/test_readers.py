@@ -183,3 +183,12 @@ def test_jaeger_api_v3_and_tempo_wrappers_of_otlp(tmp_path: Path) -> None:
     (tmp_path / "tempo.json").write_text(json.dumps({"batches": body}))
     traces, problems = _read(tmp_path / "v3.json", tmp_path / "tempo.json")
     assert problems == [] and [len(tr.spans) for tr in traces] == [len(spans), len(spans)]
+
+
+def test_jaeger_ui_forms_bare_list_and_single_trace(tmp_path: Path) -> None:
+    doc = t.to_jaeger(t.looping("ui"))
+    (tmp_path / "list.json").write_text(json.dumps(doc["data"], indent=2))
+    (tmp_path / "single.json").write_text(json.dumps(doc["data"][0]))
+    traces, problems = _read(tmp_path / "list.json", tmp_path / "single.json")
+    assert problems == [] and [tr.trace_id_hex for tr in traces] == [t._id("ui", 16)] * 2
+    assert traces[0].resource == {"service.name": "replay-test"}

@@ -292,10 +292,22 @@ def _jaeger_tags(tags: Any, what: str, note: Callable[[str], None]) -> dict[str,
     return out
 
 
+def jaeger_list(document: Any) -> list[Any] | None:
+    """The traces of a Jaeger document: the query API's ``{"data": [...]}``, the UI's bare list of traces, or
+    one trace object. None when the document is not Jaeger JSON."""
+    if isinstance(document, dict) and isinstance(document.get("data"), list):
+        return list(document["data"])
+    if isinstance(document, dict) and isinstance(document.get("spans"), list):
+        return [document]
+    if isinstance(document, list) and document and all(isinstance(t, dict) and "spans" in t for t in document):
+        return document
+    return None
+
+
 def jaeger_traces(document: Any, note: Callable[[str], None]) -> Iterator[tuple[dict[str, Any], RecordedSpan]]:
     """(resource, span) for every span of a Jaeger JSON document (UI download / query API ``{"data": [...]}``)."""
-    traces = document.get("data") if isinstance(document, dict) else None
-    if not isinstance(traces, list):
+    traces = jaeger_list(document)
+    if traces is None:
         raise InputError("not a Jaeger JSON document (no data list)")
     for t_index, trace in enumerate(traces):
         if not isinstance(trace, dict):
@@ -329,7 +341,8 @@ def _jaeger_span(raw: Any, processes: Any, what: str,
     start = _int(raw.get("startTime", 0), f"{what}: startTime") * 1000
     end = start + _int(raw.get("duration", 0), f"{what}: duration") * 1000
     tags = _jaeger_tags(raw.get("tags"), what, note)
-    process = processes.get(raw.get("processID")) if isinstance(processes, dict) else None
+    process = raw.get("process") if isinstance(raw.get("process"), dict) else (
+        processes.get(raw.get("processID")) if isinstance(processes, dict) else None)
     resource: dict[str, Any] = {}
     if isinstance(process, dict):
         resource = _jaeger_tags(process.get("tags"), f"{what}: process", note)
@@ -534,7 +547,7 @@ def _read_document(fh: IO[str], name: str, first_line: int, head: str, note: Pro
     doc_note = _line_note(note, name, 0)
     if otlp_body(document) is not None:
         source: Iterable[tuple[dict[str, Any], RecordedSpan]] = otlp_spans(document, doc_note)
-    elif isinstance(document, dict) and "data" in document:
+    elif jaeger_list(document) is not None:
         source = jaeger_traces(document, doc_note)
     else:
         note(Problem(name, first_line, "wrong format: expected OTLP/JSON (resourceSpans) or Jaeger JSON (data); "
