@@ -41,6 +41,7 @@ class Traced:
 def traced() -> Iterator[Callable[..., Traced]]:
     """``traced(**config_overrides)`` -> a provider with the breaker (enforce mode) and BeeAI instrumented."""
     made: list[Traced] = []
+    spanbreaker.instrumentation.uninstrument()  # a suite that left frameworks instrumented on its provider
 
     def make(**overrides: Any) -> Traced:
         provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))

@@ -156,8 +156,8 @@ async def echo_loop(kind: str, healthy: bool) -> Outcome:
     """search -> summarise -> search over the same facts (trips) vs research reaching new sources (quiet)."""
     if healthy:
         def script(i: int) -> Move:
-            if i >= 24:
-                return Answer("a report from 12 sources")
+            if i >= 20:
+                return Answer("a report from 10 sources")
             n = i // 2
             return (Call("search", {"query": f"source {n} on the treaty"}) if i % 2 == 0
                     else Call("summarise", {"text": f"document {n}: archive record {n * 13}"}))

@@ -59,7 +59,7 @@ def test_research_reaching_new_sources_stays_quiet(traced: Callable[..., Traced]
     t = traced()
     outcome = run(scenarios.echo_loop(kind, healthy=True))
     assert outcome.trip is None and outcome.result is not None
-    assert outcome.model_calls == 25
+    assert outcome.model_calls == 21
     assert_quiet(t)
 
 

@@ -49,7 +49,7 @@ def _fixation(kind: str, *, retries: int | None = None) -> tuple[scenarios.Outco
 def test_caller_gets_tripped_itself_and_every_span_is_exported_once(
         traced: Callable[..., Traced], kind: str) -> None:
     t = traced()
-    outcome, _ = _fixation(kind)
+    outcome, _ = _fixation(kind, retries=50)  # generous step and total retries: none of them sees the trip
     assert type(outcome.trip) is spanbreaker.Tripped  # not a BaseExceptionGroup, not a FrameworkError
     # Detected when the 4th search ended; raised when the model call after it started (a latched block).
     assert outcome.trip is not None and outcome.trip.blocked
@@ -60,18 +60,26 @@ def test_caller_gets_tripped_itself_and_every_span_is_exported_once(
     llm = [s for s in t.spans() if (s.attributes or {}).get("openinference.span.kind") == "LLM"]
     assert len(llm) == outcome.model_calls + 1
     assert (llm[-1].attributes or {}).get(BLOCKED) is True
-
-
-@pytest.mark.parametrize("kind", scenarios.AGENT_KINDS)
-def test_framework_retries_never_see_the_trip(traced: Callable[..., Traced], kind: str) -> None:
-    """Generous step and total retries: no retry, no error observation fed back, one blocked call."""
-    t = traced()
-    outcome, _ = _fixation(kind, retries=50)
-    assert outcome.trip is not None and outcome.trip.detector == "input_fixation"
-    assert outcome.model_calls == 5
-    assert t.breaker.stats.blocked == 1
+    assert outcome.model_calls == 5 and t.breaker.stats.blocked == 1
     record = t.breaker.trip_record(outcome.trip.trace_id)
     assert record is not None and record.model_calls_after == 1 and record.tool_calls_after == 0
+
+
+def test_concurrent_runs_are_separate_traces_and_only_the_looping_one_stops(
+        traced: Callable[..., Traced]) -> None:
+    t = traced()
+
+    async def both() -> tuple[scenarios.Outcome, scenarios.Outcome]:
+        looping, healthy = await asyncio.gather(scenarios.fixation("requirement", healthy=False),
+                                                scenarios.echo_loop("requirement", healthy=True))
+        return looping, healthy
+
+    looping, healthy = asyncio.run(asyncio.wait_for(both(), 60.0))
+    assert looping.trip is not None and looping.trip.detector == "input_fixation"
+    assert healthy.trip is None and healthy.result is not None
+    assert_trip_marked(t, looping.trip)
+    agents = [s for s in t.spans() if (s.attributes or {}).get("openinference.span.kind") == "AGENT"]
+    assert len({s.context.trace_id for s in agents if s.context is not None}) == 2
 
 
 def test_next_run_starts_a_clean_trace(traced: Callable[..., Traced]) -> None:

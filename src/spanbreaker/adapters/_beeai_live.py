@@ -41,6 +41,9 @@ SCOPE = "openinference.instrumentation.beeai"
 ATTEMPT = "spanbreaker.beeai.attempt"
 """Attribute on a retry attempt span: the attempt number (2, 3, ...)."""
 _KIND = "openinference.span.kind"
+_EVENT_ONLY = frozenset({"new_token"})
+"""Stock per-event child spans dropped here: one span per streamed chunk would swamp the trace (each event is
+still on the run's span as a span event)."""
 _MAX_RUNS = 10_000
 """Runs tracked at once; beyond it the oldest are ended (a run whose finish event never came)."""
 
@@ -214,7 +217,8 @@ class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
                 span.add_event(event.name, event.attributes, event.timestamp)
             context = trace_api.set_span_in_context(span)
             for child in wrapper.children:
-                self._event_span(child, context)
+                if child.name not in _EVENT_ONLY:
+                    self._event_span(child, context)
             if wrapper.error is not None and wrapper.status == StatusCode.ERROR:
                 _record_error(span, wrapper.error)
             elif wrapper.status == StatusCode.OK and _status_unset(span):
