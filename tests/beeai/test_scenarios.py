@@ -126,3 +126,16 @@ def test_nested_agents_within_budget_stay_quiet(traced: Callable[..., Traced], k
     outcome = run(scenarios.nested(kind, healthy=True))
     assert outcome.trip is None and outcome.result is not None
     assert_quiet(t)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_handoff_too_deep_is_vetoed_at_the_nested_agent_start(traced: Callable[..., Traced], kind: str) -> None:
+    """The veto lands on the nested agent's own start (inside the HandoffTool): that agent never runs, and
+    the orchestrator above it stops too. The healthy look-alike is the quiet nested run above (depth 2 < 4)."""
+    t = traced(max_delegation_depth=1)
+    outcome = run(scenarios.nested(kind, healthy=False))
+    assert outcome.trip is not None and outcome.trip.detector == "delegation_depth"
+    assert outcome.extra == {"delegations": 1, "nested_model_calls": 0}
+    assert_trip_marked(t, outcome.trip)
+    blocked = [s for s in t.spans() if (s.attributes or {}).get(BLOCKED)]
+    assert [(s.attributes or {}).get("openinference.span.kind") for s in blocked] == ["AGENT"]
