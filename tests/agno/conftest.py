@@ -9,9 +9,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
@@ -79,6 +82,49 @@ class AgnoEnv:
         assert self.ledger.ended_twice() == []
         ids = [s.context.span_id for s in self.spans() if s.context is not None]
         assert len(ids) == len(set(ids))
+
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parents[1] / "examples"
+
+
+@dataclass
+class Launched:
+    """A script started in its own interpreter at the start of the session; tests collect its result."""
+
+    process: subprocess.Popen[str]
+
+    def result(self, timeout: float = 80.0) -> subprocess.CompletedProcess[str]:
+        out, err = self.process.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(self.process.args, self.process.returncode, out, err)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that wait for the scripts go last, so the scripts overlap with everything else."""
+    items.sort(key=lambda item: "launched" in getattr(item, "fixturenames", ()))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Launched]]:
+    """Scripts that need the global tracer provider, started together so they overlap with the other tests."""
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env.update(AGNO_TELEMETRY="false", LITELLM_LOCAL_MODEL_COST_MAP="True")
+    scripts = {
+        "setup_tracing_first": HERE / "setup_tracing_first.py",
+        "agno_team_delegation_cycle": EXAMPLES / "agno_team_delegation_cycle.py",
+        "agno_session_bloat": EXAMPLES / "agno_session_bloat.py",
+    }
+    started: dict[str, Launched] = {}
+    for name, script in scripts.items():
+        folder = tmp_path_factory.mktemp(name)
+        started[name] = Launched(subprocess.Popen(
+            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=folder,
+            env=dict(env, SB_DB=str(folder / "traces.db"))))
+    yield started
+    for job in started.values():
+        if job.process.poll() is None:
+            job.process.kill()
+            job.process.communicate()
 
 
 @pytest.fixture

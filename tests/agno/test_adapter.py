@@ -5,13 +5,8 @@ Runs that need the global tracer provider (Agno's ``setup_tracing``) run in a su
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,11 +26,10 @@ import spanbreaker
 from spanbreaker.adapters._agno_patches import ContextExecutor
 from spanbreaker.adapters.agno import ADAPTER, MIN_SPAN_ATTRIBUTES, trip_record
 
-from .conftest import AgnoEnv, run
+from .conftest import AgnoEnv, Launched, run
 from .scripted import ScriptedModel, calls, scripted, tool_call
 
 pytestmark = pytest.mark.timeout(90)
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_custom_model_defined_after_instrumenting_is_traced(env: AgnoEnv) -> None:
@@ -166,46 +160,8 @@ def test_spanbreaker_instrument_covers_agno(global_style_instrument: tuple[Trace
     assert any((s.attributes or {}).get("spanbreaker.blocked") for s in exporter.get_finished_spans())
 
 
-SETUP_TRACING_FIRST = textwrap.dedent("""
-    import os, sys
-    sys.path.insert(0, os.environ["SB_ROOT"])
-    from agno.agent import Agent
-    from agno.db.sqlite import SqliteDb
-    from agno.tracing import setup_tracing
-    from opentelemetry import trace
-    import spanbreaker
-    from spanbreaker.adapters.agno import trip_record
-    from tests.agno.scripted import scripted, tool_call
-
-    db = SqliteDb(db_file=os.environ["SB_DB"])
-    from spanbreaker.adapters._agno_patches import loaded_models_only
-    with loaded_models_only():                 # only to keep the test fast: skip importing 46 provider SDKs
-        setup_tracing(db=db)                   # Agno's own provider and instrumentor, made global
-    agno_provider = trace.get_tracer_provider()
-    processor = spanbreaker.instrument()       # attaches to it; the instrumentor is left as it is
-    assert processor is spanbreaker.processor_for(agno_provider)
-
-    def fetch(url: str) -> str:
-        \"\"\"Fetch.\"\"\"
-        return "403"
-
-    model = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url="https://x.test")]})
-    out = Agent(name="Looper", model=model, tools=[fetch]).run("go")
-    record = trip_record(out, processor)
-    agno_provider.force_flush()
-    spans = db.get_spans() if hasattr(db, "get_spans") else None
-    print("status", out.status.value, "detector", record.detector if record else None,
-          "spans_in_db", len(spans) if spans is not None else -1)
-""")
-
-
-def test_setup_tracing_first_then_spanbreaker(tmp_path: Path) -> None:
-    script = tmp_path / "setup_first.py"
-    script.write_text(SETUP_TRACING_FIRST)
-    env = dict(os.environ, SB_ROOT=str(ROOT), SB_DB=str(tmp_path / "traces.db"), AGNO_TELEMETRY="false",
-               LITELLM_LOCAL_MODEL_COST_MAP="True")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=80, env=env,
-                          cwd=tmp_path)
+def test_setup_tracing_first_then_spanbreaker(launched: dict[str, Launched]) -> None:
+    done = launched["setup_tracing_first"].result()
     assert done.returncode == 0, done.stderr[-3000:]
     line = done.stdout.strip().splitlines()[-1]
     assert "status CANCELLED" in line and "detector tool_repeat" in line, line
