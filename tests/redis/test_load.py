@@ -28,12 +28,14 @@ def test_thousand_traces_four_processes(redis_server: RedisServer, prefix: str, 
     weights = list(range(1, TRACES + 1))
     workers = Workers(tmp_path, module=f"{__package__}.load_worker")
     for index in range(PROCESSES):
-        workers.start(state=redis_server.url, prefix=prefix, ttl=TTL_S, seconds=1.5, index=index, traces=traces,
-                      weights=weights)
+        workers.start(state=redis_server.url, prefix=prefix, ttl=TTL_S, seconds=1.0, index=index, traces=traces,
+                      weights=weights, staleness=0.25)
     workers.release()
     reports = workers.results()
 
-    assert all(r["errors"] == 0 and r["state_errors"] == 0 for r in reports), "a trace tripped or Redis failed"
+    # state_errors may be > 0 on a starved machine (a pipeline past the socket timeout): the batch is re-sent
+    # and must still count once, which the exact totals below check.
+    assert all(r["errors"] == 0 for r in reports), "a trace tripped on another trace's counts"
     assert all(r["spans_started"] == r["spans_ended"] for r in reports)
     pipe = client.pipeline(transaction=False)
     for trace_hex in traces:
