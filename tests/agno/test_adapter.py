@@ -5,6 +5,7 @@ Runs that need the global tracer provider (Agno's ``setup_tracing``) run in a su
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -104,6 +105,41 @@ def test_long_runs_keep_span_kind_at_start(env: AgnoEnv) -> None:
                      else {"content": "done"})
     assert run(Agent(name="Long", model=model, tools=[note]), "sync").status is RunStatus.completed
     assert len(seen.kinds) == 62 and None not in seen.kinds
+
+
+@pytest.mark.parametrize("mode", ["stream", "astream"])
+def test_streamed_run_that_failed_is_an_error_span(env: AgnoEnv, mode: str) -> None:
+    """B6: the instrumentor marks a streamed run OK even when it failed (no RunOutput, a RunErrorEvent)."""
+    agent = Agent(name="Broken", model=scripted([{"raise": ValueError("provider exploded")}]))
+    events = list(agent.run("go", stream=True)) if mode == "stream" else _collect_async(agent)
+    assert type(events[-1]).__name__ == "RunErrorEvent"
+    root = next(s for s in env.spans() if s.name.startswith("Broken."))
+    assert root.status.status_code.name == "ERROR"
+
+
+def _collect_async(agent: Agent) -> list[Any]:
+    async def consume() -> list[Any]:
+        return [e async for e in agent.arun("go", stream=True)]
+
+    return asyncio.run(consume())
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_generator_tool_failing_midway_is_an_error(env: AgnoEnv, mode: str) -> None:
+    """B2: the instrumentor reported a generator tool that raised as a success with its partial output."""
+    def chunks(n: int) -> Iterator[str]:
+        """Stream chunks."""
+        yield "part one "
+        raise ValueError("stream broke")
+
+    model = scripted([{"tool_calls": [tool_call("chunks", n=2)]}, {"content": "handled"}])
+    output = run(Agent(name="Gen", model=model, tools=[chunks]), mode)
+    assert output.status is RunStatus.completed
+    assert output.tools and output.tools[0].tool_call_error
+    tool = next(s for s in env.spans() if s.name == "chunks")
+    assert tool.status.status_code.name == "ERROR"
+    assert any(e.name == "exception" for e in tool.events)
+    env.assert_nothing_lost()
 
 
 def test_background_pool_carries_the_callers_context(env: AgnoEnv) -> None:

@@ -16,6 +16,7 @@ from agno.run.base import RunStatus
 from agno.team import Team
 from pydantic import BaseModel
 
+import spanbreaker
 from spanbreaker.adapters.agno import trip_record
 
 from .conftest import MODES, AgnoEnv, run
@@ -209,6 +210,24 @@ def test_failures_across_runs_of_one_session_are_recorded(env: AgnoEnv) -> None:
     assert trip_record(outputs[1]) is None
     record = trip_record(outputs[2])
     assert record is not None and record.detector == "validation_failures"
+
+
+@pytest.mark.parametrize("mode", ["sync", "astream"])
+def test_retry_loop_in_one_trace_is_refused_before_the_model(env: AgnoEnv, mode: str) -> None:
+    """An application retrying inside its own span: the run after the third failure is vetoed at its start.
+
+    A run refused before it starts has no RunOutput to return: it raises the trip (``except Tripped``).
+    """
+    agent = forecaster([])
+    tracer = env.provider.get_tracer("app")
+    outcomes: list[str] = []
+    with tracer.start_as_current_span("retry loop"), pytest.raises(spanbreaker.Tripped) as caught:
+        for _ in range(6):
+            outcomes.append(run(agent, mode, "weather in Paris").status.value)
+    assert outcomes == ["COMPLETED"] * 3
+    assert caught.value.detector == "validation_failures" and caught.value.blocked
+    assert calls(agent.model) == 3  # type: ignore[arg-type]
+    env.assert_nothing_lost()
 
 
 # ------------------------------------------------------------------------------ team delegation

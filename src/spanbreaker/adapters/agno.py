@@ -14,6 +14,11 @@ Why this module exists:
 * The instrumentor has defects that matter for stopping and for "nothing lost"; the work-arounds live in
   :mod:`spanbreaker.adapters._agno_patches` and never modify the instrumentor package itself.
 
+What a caller sees: a run the breaker stopped returns its RunOutput with status CANCELLED and content
+``spanbreaker tripped [detector] reason (trace ...)``; :func:`trip_record` leads from it to the record. A run
+whose trace was already tripped before it started (the application retries inside one span of its own) has
+no RunOutput to return: it raises :class:`AgnoTripped`, which ``except spanbreaker.Tripped`` catches.
+
 Agno's ``setup_tracing`` uses the same instrumentor on its own global provider. When it came first, the
 breaker attaches to that provider (``spanbreaker.instrument()`` with no argument does this) and the
 instrumentor is left as it is.
