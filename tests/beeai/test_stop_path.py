@@ -9,6 +9,7 @@ Measured facts these tests pin (beeai-framework 0.1.85, openinference-instrument
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -105,18 +106,58 @@ def test_observe_mode_marks_the_trip_and_lets_the_run_finish(traced: Callable[..
 def test_stock_instrumentor_is_replaced_so_spans_are_live_and_exported_once(traced: Callable[..., Traced]) -> None:
     from openinference.instrumentation.beeai import BeeAIInstrumentor
 
-    stock = BeeAIInstrumentor()
+    from spanbreaker.adapters.beeai import ADAPTER
+
     spanbreaker.instrumentation.uninstrument()
-    stock.instrument(tracer_provider=trace_api.NoOpTracerProvider())
+    stock = BeeAIInstrumentor()
+    stock.instrument(tracer_provider=trace_api.NoOpTracerProvider())  # instrumented before spanbreaker
     try:
         t = traced()
-        assert not stock.is_instrumented_by_opentelemetry
+        stock.instrument(tracer_provider=t.provider)  # and again after it, as opentelemetry-instrument does: a no-op
         outcome = asyncio.run(scenarios.fixation("tool_calling", healthy=True))
         assert outcome.trip is None
         assert_quiet(t)
+        assert len(t.kind("AGENT")) == 1
     finally:
-        if stock.is_instrumented_by_opentelemetry:
+        if not ADAPTER._claimed and stock.is_instrumented_by_opentelemetry:
             stock.uninstrument()
+
+
+def test_launcher_attaches_the_breaker_and_stops_a_bee_agent(tmp_path: Path) -> None:
+    """``opentelemetry-instrument`` loads the stock BeeAI instrumentor after spanbreaker's hook; still one live
+    span per run, and the loop is stopped."""
+    app = tmp_path / "bee_app.py"
+    app.write_text(LAUNCHED_APP)
+    launcher = Path(sys.executable).with_name("opentelemetry-instrument")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none",
+           "OTEL_LOGS_EXPORTER": "none", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+           "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "smolagents,agno"}  # this test is about BeeAI; saves ~8 s
+    result = subprocess.run([str(launcher), sys.executable, str(app)], capture_output=True, text=True, timeout=90,
+                            cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["input_fixation", "agents=1", "unique=yes", "llm_blocked=1"]
+
+
+LAUNCHED_APP = """
+import asyncio
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from tests.beeai import scenarios
+
+provider = TracerProvider()
+exporter = InMemorySpanExporter()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)  # spanbreaker attaches here (deferred by its launcher hook)
+outcome = asyncio.run(scenarios.fixation("requirement", healthy=False))
+spans = exporter.get_finished_spans()
+kinds = [s.attributes.get("openinference.span.kind") for s in spans]
+ids = [s.context.span_id for s in spans]
+blocked = [s for s in spans if s.attributes.get("spanbreaker.blocked") and kinds[spans.index(s)] == "LLM"]
+print(outcome.trip.detector if outcome.trip else "no-trip", f"agents={kinds.count('AGENT')}",
+      "unique=" + ("yes" if len(ids) == len(set(ids)) else "no"), f"llm_blocked={len(blocked)}")
+"""
 
 
 def test_only_groups_of_trips_are_unwrapped() -> None:

@@ -28,6 +28,7 @@ class BeeAIAdapter:
 
     def __init__(self) -> None:
         self._instrumentor: Any = None
+        self._claimed = False
 
     def available(self) -> bool:
         try:
@@ -46,10 +47,11 @@ class BeeAIAdapter:
         # The instance, not the constructor: BeeAIInstrumentor() re-runs __init__ on the singleton, which drops its
         # emitter cleanup so that uninstrument() could no longer detach it.
         stock = getattr(BeeAIInstrumentor, "_instance", None)
-        if stock is not None and stock.is_instrumented_by_opentelemetry:
+        if stock is not None and stock.is_instrumented_by_opentelemetry and not self._claimed:
             logger.warning("spanbreaker replaces the OpenInference BeeAIInstrumentor with live spans "
                            "(it emits spans only after a run has finished)")
             stock.uninstrument()
+        self._claim_stock(BeeAIInstrumentor)
         live = LiveBeeAIInstrumentor()
         if live.is_instrumented_by_opentelemetry:  # on another provider: move it to this one
             live.uninstrument()
@@ -57,10 +59,31 @@ class BeeAIAdapter:
         _beeai_stop.install()
         self._instrumentor = live
 
+    def _claim_stock(self, stock_type: Any) -> None:
+        """Mark the (not instrumented) stock singleton as instrumented, so that a later ``instrument()`` of it is a
+        no-op. ``opentelemetry-instrument`` loads every ``opentelemetry_instrumentor`` entry point, BeeAI's included,
+        *after* spanbreaker's pre-instrument hook; without the claim both would emit every span."""
+        if self._claimed:
+            return
+        stock = stock_type()  # safe: not instrumented now, so re-running its __init__ loses nothing
+        stock._is_instrumented_by_opentelemetry = True
+        self._claimed = True
+
+    def _release_stock(self) -> None:
+        if not self._claimed:
+            return
+        from openinference.instrumentation.beeai import BeeAIInstrumentor
+
+        stock = getattr(BeeAIInstrumentor, "_instance", None)
+        if stock is not None:
+            stock._is_instrumented_by_opentelemetry = False
+        self._claimed = False
+
     def uninstrument(self) -> None:
         from . import _beeai_stop
 
         _beeai_stop.uninstall()
+        self._release_stock()
         if self._instrumentor is not None and self._instrumentor.is_instrumented_by_opentelemetry:
             self._instrumentor.uninstrument()
         self._instrumentor = None
