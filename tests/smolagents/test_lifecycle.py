@@ -9,7 +9,7 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 from smolagents.agents import ActionStep
-from smolagents.models import ChatMessage, Model
+from smolagents.models import ChatMessage, MessageRole, Model
 from smolagents.monitoring import LogLevel
 from smolagents.utils import AgentError, AgentGenerationError
 
@@ -47,6 +47,32 @@ def test_custom_model_subclasses_get_llm_spans(rig: Rig) -> None:
     llm = [s for s in rig.spans() if s.name.endswith(".generate")]
     assert all((s.attributes or {}).get("llm.token_count.prompt") == 400 for s in llm)
     rig.assert_nothing_lost()
+
+
+def test_a_custom_model_without_token_usage_still_works_when_traced(rig: Rig) -> None:
+    reply = ChatMessage(role=MessageRole.ASSISTANT, content='<code>\nfinal_answer("x")\n</code>', token_usage=None)
+    agent = CodeAgent(tools=[], model=ScriptedModel([reply]), verbosity_level=LogLevel.OFF)
+    assert agent.run("go") == "x"  # the instrumentor alone would raise AgentGenerationError here
+    assert rig.named("ScriptedModel.generate")
+    rig.assert_nothing_lost()
+
+
+def test_a_keyboard_interrupt_in_a_tool_ends_the_run_with_error(rig: Rig) -> None:
+    @tool
+    def hang(x: int) -> str:
+        """Stands for a tool the user interrupts.
+
+        Args:
+            x: anything
+        """
+        raise KeyboardInterrupt
+
+    agent = ToolCallingAgent(tools=[hang], model=ScriptedModel([call("hang", {"x": 1})]), verbosity_level=LogLevel.OFF)
+    with pytest.raises(KeyboardInterrupt):
+        agent.run("go")
+    assert_no_leak()
+    rig.assert_nothing_lost()
+    assert all(s.status.status_code is StatusCode.ERROR for s in rig.spans() if not s.name.endswith(".generate"))
 
 
 def test_a_trip_ends_every_span_once_and_the_next_run_starts_a_clean_trace(rig: Rig) -> None:

@@ -12,8 +12,8 @@ Why each piece exists (measured on smolagents 1.26 / openinference-instrumentati
   executed in a copy of the caller's context, and the aborted run's spans are ended, with the trip marks or
   the error, at the moment of the abort. In a streaming run the instrumentor would also force status OK on
   the aborted agent span; ending it first keeps the ERROR.
-* A trip's ``Step N`` span would be finalised as OK (both of its wrappers catch only ``Exception``); it is
-  marked on the way out.
+* A trip's ``Step N`` span would be finalised as OK (both of its wrappers catch only ``Exception``), and a
+  TOOL span that a ``BaseException`` passes through would end with no status; both are marked on the way out.
 
 Everything framework-specific stays in this module; it imports smolagents only when instrumenting.
 """
@@ -101,12 +101,13 @@ ADAPTER = SmolagentsAdapter()
 
 def instrument(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
     """Instrument smolagents for ``tracer_provider`` and route abort repairs to ``processor`` (idempotent)."""
-    import smolagents
     from openinference.instrumentation import OITracer, TraceConfig
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
     from openinference.instrumentation.smolagents.version import __version__
-    from smolagents import CodeAgent, MultiStepAgent, ToolCallingAgent
     from smolagents.models import Model
+
+    import smolagents
+    from smolagents import CodeAgent, MultiStepAgent, Tool, ToolCallingAgent
 
     with _state.lock:
         _state.processor = processor
@@ -118,6 +119,7 @@ def instrument(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
         if _state.owns_instrumentor:
             for cls in (CodeAgent, ToolCallingAgent):
                 _patch(_state.inner, cls, "_step_stream", _wrap(_StepGuard(), vars(cls)["_step_stream"]))
+            _patch(_state.inner, Tool, "__call__", _wrap(_ToolGuard(), vars(Tool)["__call__"]))
             instrumentor.instrument(tracer_provider=tracer_provider)
         _state.instrumentor = instrumentor
         # Outer wrappers go on after it: the copied context must hold the instrumentor's attach.
@@ -200,11 +202,18 @@ def _trace_model_class(cls: type) -> None:
         return
     import wrapt
 
+    traced = False
     for attribute, wrapper_type in (("generate", _ModelWrapper), ("generate_stream", _ModelStreamWrapper)):
         function = cls.__dict__.get(attribute)
         if function is None or isinstance(function, wrapt.ObjectProxy):
             continue
         _patch(_state.outer, cls, attribute, wrapt.FunctionWrapper(function, wrapper_type(tracer=_state.tracer)))
+        traced = True
+    # The instrumentor reads these when a reply carries no token_usage, and they are gone from smolagents 1.26:
+    # without a default, tracing a custom model would turn its replies into AgentGenerationError.
+    for attribute in ("last_input_token_count", "last_output_token_count"):
+        if traced and not hasattr(cls, attribute):
+            _patch(_state.outer, cls, attribute, 0)
 
 
 # ------------------------------------------------------------------------------------------- run guards
@@ -323,6 +332,27 @@ class _StepGuard:
                     _mark_stop(span, exc)
                 except Exception:
                     logger.debug("spanbreaker could not mark a smolagents step", exc_info=True)
+            raise
+
+
+class _ToolGuard:
+    """``Tool.__call__``, inside the instrumentor's TOOL span: a ``BaseException`` from a tool body (a user's
+    Ctrl-C, a trip raised deeper down) would otherwise leave that span without a status."""
+
+    def __call__(self, wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...],
+                 kwargs: Mapping[str, Any]) -> Any:
+        try:
+            return wrapped(*args, **kwargs)
+        except Exception:
+            raise
+        except BaseException as exc:
+            span = trace.get_current_span()
+            attributes = getattr(span, "attributes", None) or {}
+            if attributes.get("openinference.span.kind") == "TOOL" and span.is_recording():
+                try:
+                    _mark_stop(span, exc)
+                except Exception:
+                    logger.debug("spanbreaker could not mark a smolagents tool span", exc_info=True)
             raise
 
 
