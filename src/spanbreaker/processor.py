@@ -321,6 +321,8 @@ class BreakerSpanProcessor(SpanProcessor):
                 trace.root_id = span_id
             up = trace.open.get(parent_id) if parent_id is not None else None
             agent, chain, step = (up.agent, up.chain, up.step) if up is not None else ("", (), None)
+            if up is None and self.shared is not None and parent is not None and parent.is_remote:
+                chain = self._guard(self.shared.inherited_chain) or ()  # the caller's agents, from the request
             signal: ToolCall | ModelCall | AgentRun | None = None
             if kind is Kind.AGENT:
                 signal = agent_start(name, attributes, self._cap)

@@ -95,3 +95,26 @@ def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, 
          "--prefix", prefix], capture_output=True, text=True, timeout=30)
     assert reset.returncode == 0, reset.stderr
     assert client.hget(f"{prefix}:trace:{trace_hex}", "trip") is None
+
+
+def test_delegation_cycle_through_three_processes(redis_server: RedisServer, prefix: str, tmp_path: Path) -> None:
+    """orchestrator (process 1) -> specialist (process 2) -> orchestrator (process 3): the path travels with
+    each request (traceparent + spanbreaker-chain), so process 3 sees the cycle at its agent's start."""
+    tp, trace_hex = traceparent()
+    workers = Workers(tmp_path)
+    to_specialist = {"request": str(tmp_path / "req1.json"), "response": str(tmp_path / "ans1.txt")}
+    to_orchestrator = {"request": str(tmp_path / "req2.json"), "response": str(tmp_path / "ans2.txt")}
+    common = {"state": redis_server.url, "prefix": prefix, "steps": 1, "traceparent": tp}
+    workers.start(name="orchestrator", call=to_specialist, **common)
+    workers.start(name="specialist", serve=to_specialist, call=to_orchestrator, **common)
+    workers.start(name="orchestrator", serve=to_orchestrator, **common)
+    workers.release()
+    first, specialist, again = workers.results()
+
+    assert again["error"] is None and again["tripped"] and again["detector"] == "delegation_cycle", again
+    assert again["evidence"]["chain"] == ["orchestrator", "specialist", "orchestrator"]
+    assert again["model_calls"] == 0, "the re-entered orchestrator must not run"
+    for report in (first, specialist):
+        assert report["error"] is None and report["trace_ids"] == [trace_hex]
+        assert report["record_detector"] == "delegation_cycle", (first, specialist)
+    assert (tmp_path / "ans2.txt").read_text() == "stopped: delegation_cycle"

@@ -15,17 +15,40 @@ import time
 from pathlib import Path
 from typing import Any
 
-import smolagents
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from opentelemetry import context as otel_context
+from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-from smolagents import ChatMessage, MessageRole, Model, TokenUsage, ToolCallingAgent, tool
 from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
 
+import smolagents
 import spanbreaker
+from smolagents import ChatMessage, MessageRole, Model, TokenUsage, ToolCallingAgent, tool
+from spanbreaker.state import ChainPropagator
+
+PROPAGATOR = CompositePropagator([TraceContextTextMapPropagator(), ChainPropagator()])
+"""What an HTTP client and server instrumentation would inject and extract on each side of a call."""
+
+
+def _wait_for(path: Path, timeout_s: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def call_remote(request: Path, response: Path, task: str) -> str:
+    """A request to another service: the current context goes in the headers, the answer comes back."""
+    carrier: dict[str, str] = {}
+    PROPAGATOR.inject(carrier)
+    request.with_suffix(".tmp").write_text(json.dumps({"headers": carrier, "task": task}))
+    request.with_suffix(".tmp").rename(request)
+    return response.read_text() if _wait_for(response, 20.0) else "no answer"
 
 
 class ScriptedModel(Model):
@@ -74,6 +97,8 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
             query: what to look up.
         """
         runs["tool"] += 1
+        if spec.get("call"):
+            return call_remote(Path(spec["call"]["request"]), Path(spec["call"]["response"]), query)
         now = time.monotonic()
         if gaps["last"]:
             gaps["max"] = max(gaps["max"], now - gaps["last"])
@@ -100,7 +125,14 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
         deadline = time.monotonic() + 30
         while not Path(spec["go"]).exists() and time.monotonic() < deadline:
             time.sleep(0.01)
-    parent = TraceContextTextMapPropagator().extract({"traceparent": spec["traceparent"]})
+    if spec.get("serve"):  # a service: wait for the request and continue its trace (and delegation path)
+        request = Path(spec["serve"]["request"])
+        if not _wait_for(request):
+            return {"error": "no request came"}
+        parent = PROPAGATOR.extract(json.loads(request.read_text())["headers"])
+        spec["traceparent"] = json.loads(request.read_text())["headers"]["traceparent"]
+    else:
+        parent = PROPAGATOR.extract({"traceparent": spec["traceparent"]})
     result: dict[str, Any] = {"tripped": False, "error": None}
     started = time.monotonic()
 
@@ -116,6 +148,9 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
             otel_context.detach(token)
 
     contextvars.copy_context().run(run)  # smolagents leaks its span context when run() raises
+    if spec.get("serve"):
+        answer = f"stopped: {result.get('detector')}" if result["tripped"] else "done"
+        Path(spec["serve"]["response"]).write_text(answer)
     trace_id = int(spec["traceparent"].split("-")[1], 16)
     result["leaked_spans_ended"] = processor.end_open_spans(trace_id, "run aborted")
     result["seconds"] = round(time.monotonic() - started, 3)

@@ -13,9 +13,10 @@ from typing import Any
 
 from ..breaker import TripRecord
 from ..errors import ConfigError
+from .propagation import ChainPropagator
 from .redis import RedisSharedState, encode_trip, make_client, trace_hex, trace_key, trips_channel
 
-__all__ = ["RedisSharedState", "attach_shared_state", "open_trace", "reset_trace"]
+__all__ = ["ChainPropagator", "RedisSharedState", "attach_shared_state", "open_trace", "reset_trace"]
 
 KILL_SWITCH_TTL_S = 3600
 """How long a kill switch stays in the shared hash for processes that join the trace later."""

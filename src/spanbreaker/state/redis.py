@@ -36,6 +36,7 @@ from typing import Any
 from ..breaker import TripRecord
 from ..tracestate import Totals
 from .fleet import FleetRule, fleet_value
+from .propagation import inherited_chain, register
 
 logger = logging.getLogger("spanbreaker.state")
 
@@ -45,6 +46,8 @@ NANO_USD = 1_000_000_000
 """Cost is stored as integer nano-dollars so concurrent increments add up exactly (no float drift)."""
 MAX_PULL = 10_000
 """Traces whose shared totals are read per flush (the most recently started first)."""
+TRIP_TIMEOUT_S = 0.1
+"""Longest a tripping call waits to publish its trip before leaving it to the flusher."""
 WARN_EVERY_S = 60.0
 """One warning per outage, and no more than one a minute when Redis flaps (later ones are logged at INFO)."""
 MAX_REMOTE_TRIPS = 10_000
@@ -162,6 +165,7 @@ class RedisSharedState:
         self.channel = trips_channel(self.prefix)
         self._client = client if client is not None else make_client(url)
         self._script = self._client.register_script(_USAGE_LUA)
+        self._trip_client: Any = None
         self._lock = threading.Lock()
         self._books: dict[int, _Book] = {}
         self._ops: list[tuple[str, int, str]] = []
@@ -179,6 +183,7 @@ class RedisSharedState:
         if not hasattr(processor.stats, "state_errors"):
             processor.stats.state_errors = 0
         processor.add_listener(_ForcedTripPublisher(self))
+        register(processor)
         self._flusher = threading.Thread(target=self._flush_loop, name="spanbreaker-state-flush", daemon=True)
         self._subscriber = threading.Thread(target=self._subscribe_loop, name="spanbreaker-state-sub", daemon=True)
         self._flusher.start()
@@ -224,12 +229,36 @@ class RedisSharedState:
                     book.fleet = fleet_value(owner, self.fleet.attribute)
                 self.fleet.add(book.fleet, int(tokens or 0), nano)
 
+    def inherited_chain(self) -> tuple[str, ...]:
+        """Agents of the remote caller, from the request's context (see :mod:`.propagation`)."""
+        return inherited_chain()
+
     def publish_trip(self, trace_id: int, record: TripRecord) -> None:
+        """Publish at once (bounded by ``TRIP_TIMEOUT_S``, skipped while Redis is known to be down).
+
+        Trips are rare and the call that tripped is being stopped anyway; publishing before it returns means the
+        answer a stopped callee sends back to its caller cannot overtake the trip. Otherwise the flusher sends it.
+        """
         trip_id = uuid.uuid4().hex
+        payload = encode_trip(record, self.origin, trip_id)
         with self._lock:
             self._delivered[trace_id] = trip_id
-            self._ops.append(("trip", trace_id, encode_trip(record, self.origin, trip_id)))
             self.stats.trips_published += 1
+        if not self._degraded:
+            try:
+                if self._trip_client is None:
+                    self._trip_client = make_client(self.url, TRIP_TIMEOUT_S)
+                pipe = self._trip_client.pipeline(transaction=False)
+                key = trace_key(self.prefix, trace_id)
+                pipe.hset(key, "trip", payload)
+                pipe.expire(key, self.ttl_s)
+                pipe.publish(self.channel, payload)
+                pipe.execute()
+                return
+            except Exception as exc:
+                self._failed(exc)
+        with self._lock:
+            self._ops.append(("trip", trace_id, payload))
         self._wake.set()
 
     def reset(self, trace_id: int) -> None:
@@ -251,6 +280,8 @@ class RedisSharedState:
         self._subscriber.join(timeout_s)
         with contextlib.suppress(Exception):
             self._client.close()
+            if self._trip_client is not None:
+                self._trip_client.close()
 
     def flush(self, timeout_s: float = 2.0) -> bool:
         """Wait until what was added so far reached Redis (tests, shutdown). False when Redis did not answer."""
