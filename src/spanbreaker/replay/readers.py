@@ -29,6 +29,8 @@ MAX_DOCUMENT_CHARS = 512 * 1024 * 1024
 MAX_ATTRIBUTE_CHARS = 1024 * 1024
 """Longest attribute value kept; longer ones are cut (the processor reads only head and tail anyway)."""
 MAX_SPANS_PER_TRACE = 200_000
+MALFORMED = (TypeError, ValueError, AttributeError, KeyError, OverflowError, RecursionError)
+"""What a record shaped unlike anything expected may raise while decoded; caught per span, line and file."""
 TRACE_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".otlp", ".gz")
 
 
@@ -116,13 +118,16 @@ def _any_value(value: Any, depth: int = 0) -> Any:
     if depth > 8:
         raise InputError("attribute value nested too deeply")
     if "arrayValue" in value:
-        items = [_any_value(v, depth + 1) for v in (value["arrayValue"] or {}).get("values", []) or []]
+        array = value["arrayValue"] if isinstance(value["arrayValue"], dict) else {}
+        items = [_any_value(v, depth + 1) for v in _list(array.get("values"), "arrayValue.values")]
         if items and all(type(i) is type(items[0]) for i in items) and isinstance(items[0], (str, bool, int, float)):
             return tuple(items)
         return json.dumps(items, default=str)
     if "kvlistValue" in value:
-        pairs = (value["kvlistValue"] or {}).get("values", []) or []
-        return json.dumps({p.get("key"): _any_value(p.get("value", {}), depth + 1) for p in pairs}, default=str)
+        kvlist = value["kvlistValue"] if isinstance(value["kvlistValue"], dict) else {}
+        pairs = [p for p in _list(kvlist.get("values"), "kvlistValue.values") if isinstance(p, dict)]
+        return json.dumps({str(p.get("key")): _any_value(p.get("value", {}), depth + 1) for p in pairs},
+                          default=str)
     return None  # an empty AnyValue: OTLP's "no value"
 
 
@@ -146,6 +151,15 @@ def _clip(key: str, value: Any, what: str, note: Callable[[str], None]) -> Any:
     if isinstance(value, str) and len(value) > MAX_ATTRIBUTE_CHARS:
         note(f"{what}: attribute {key!r} has {len(value):,} characters; cut to {MAX_ATTRIBUTE_CHARS:,}")
         return value[: MAX_ATTRIBUTE_CHARS // 2] + value[-MAX_ATTRIBUTE_CHARS // 2:]
+    return value
+
+
+def _list(value: Any, what: str) -> list[Any]:
+    """A JSON array field (absent or null is empty); anything else is a defect of the record."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"{what} is not a list")
     return value
 
 
@@ -216,23 +230,33 @@ def otlp_spans(request: Any, note: Callable[[str], None]) -> Iterator[tuple[dict
             note(f"resourceSpans[{r_index}] is not an object; skipped")
             continue
         try:
-            resource = _attributes((resource_spans.get("resource") or {}).get("attributes"),
+            resource_obj = resource_spans.get("resource")
+            resource = _attributes(resource_obj.get("attributes") if isinstance(resource_obj, dict) else None,
                                    f"resourceSpans[{r_index}].resource", note)
         except InputError as exc:
             note(f"{exc}; resource attributes ignored")
             resource = {}
-        scope_list = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans")) or []
-        for s_index, scope_spans in enumerate(scope_list if isinstance(scope_list, list) else []):
+        scope_list = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans"))
+        if not isinstance(scope_list, list):
+            note(f"resourceSpans[{r_index}]: scopeSpans is not a list; skipped")
+            continue
+        for s_index, scope_spans in enumerate(scope_list):
             if not isinstance(scope_spans, dict):
                 continue
             scope_obj = scope_spans.get("scope", scope_spans.get("instrumentationLibrary")) or {}
             scope = str(scope_obj.get("name", "")) if isinstance(scope_obj, dict) else ""
-            for index, raw in enumerate(scope_spans.get("spans") or []):
+            spans = scope_spans.get("spans")
+            if not isinstance(spans, list):
+                note(f"resourceSpans[{r_index}].scopeSpans[{s_index}]: spans is not a list; skipped")
+                continue
+            for index, raw in enumerate(spans):
                 what = f"span {index} of resourceSpans[{r_index}].scopeSpans[{s_index}]"
                 try:
                     yield resource, _otlp_span(raw, scope, what, note)
                 except InputError as exc:
                     note(f"{exc}; span skipped")
+                except MALFORMED as exc:
+                    note(f"{what}: malformed ({type(exc).__name__}: {exc}); span skipped")
 
 
 def _otlp_span(raw: Any, scope: str, what: str, note: Callable[[str], None]) -> RecordedSpan:
@@ -248,7 +272,7 @@ def _otlp_span(raw: Any, scope: str, what: str, note: Callable[[str], None]) -> 
     start = _int(raw.get("startTimeUnixNano", 0), f"{what}: startTimeUnixNano")
     end = _int(raw.get("endTimeUnixNano", start), f"{what}: endTimeUnixNano")
     events = []
-    for event in raw.get("events") or []:
+    for event in _list(raw.get("events"), f"{what}: events"):
         if not isinstance(event, dict):
             continue
         events.append(RecordedEvent(str(event.get("name", "")), _int(event.get("timeUnixNano", end), f"{what}: event"),
@@ -280,7 +304,7 @@ def _jaeger_value(tag: dict[str, Any]) -> Any:
 
 def _jaeger_tags(tags: Any, what: str, note: Callable[[str], None]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for tag in tags or []:
+    for tag in _list(tags, f"{what}: tags"):
         if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
             raise InputError(f"{what}: tag without a string key")
         try:
@@ -314,12 +338,18 @@ def jaeger_traces(document: Any, note: Callable[[str], None]) -> Iterator[tuple[
             note(f"data[{t_index}] is not an object; skipped")
             continue
         processes = trace.get("processes") or {}
-        for index, raw in enumerate(trace.get("spans") or []):
+        spans = trace.get("spans")
+        if not isinstance(spans, list):
+            note(f"data[{t_index}]: spans is not a list; skipped")
+            continue
+        for index, raw in enumerate(spans):
             what = f"data[{t_index}].spans[{index}]"
             try:
                 yield _jaeger_span(raw, processes, what, note)
             except InputError as exc:
                 note(f"{exc}; span skipped")
+            except MALFORMED as exc:
+                note(f"{what}: malformed ({type(exc).__name__}: {exc}); span skipped")
 
 
 def _jaeger_span(raw: Any, processes: Any, what: str,
@@ -332,7 +362,7 @@ def _jaeger_span(raw: Any, processes: Any, what: str,
     trace_id = _hex_id(raw.get("traceID"), 16, f"{what}: traceID")
     span_id = _hex_id(raw.get("spanID"), 8, f"{what}: spanID")
     parent_id = None
-    for ref in raw.get("references") or []:
+    for ref in _list(raw.get("references"), f"{what}: references"):
         if isinstance(ref, dict) and ref.get("refType", "CHILD_OF") == "CHILD_OF" and ref.get("spanID"):
             parent_id = _hex_id(ref.get("spanID"), 8, f"{what}: references.spanID")
             break
@@ -349,7 +379,7 @@ def _jaeger_span(raw: Any, processes: Any, what: str,
         if process.get("serviceName"):
             resource.setdefault("service.name", str(process["serviceName"]))
     events = []
-    for log in raw.get("logs") or []:
+    for log in _list(raw.get("logs"), f"{what}: logs"):
         if not isinstance(log, dict):
             continue
         fields = _jaeger_tags(log.get("fields"), f"{what}: log", note)
@@ -473,6 +503,8 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
                             grouper.add(resource, span, line_no)
                     except InputError as exc:
                         line_note(f"{exc}; line skipped")
+                    except MALFORMED as exc:
+                        line_note(f"malformed request ({type(exc).__name__}: {exc}); rest of the line skipped")
                     yield from grouper.complete()
                 if progress is not None:
                     progress(raw.tell())
@@ -558,6 +590,8 @@ def _read_document(fh: IO[str], name: str, first_line: int, head: str, note: Pro
             grouper.add(resource, span, first_line)
     except InputError as exc:
         doc_note(f"{exc}; file skipped")
+    except MALFORMED as exc:
+        doc_note(f"malformed document ({type(exc).__name__}: {exc}); rest of the file skipped")
     yield from grouper.rest()
 
 
