@@ -2,7 +2,8 @@
 
 Phoenix is large (about 160 packages) and pins its own dependency versions, so it lives in its own virtual
 environment and only its ``phoenix`` executable is used: ``PHOENIX_BIN`` when set, otherwise
-``.venv-phoenix/bin/phoenix`` at the repository root (``make test-phoenix`` creates it). The server runs on
+``.venv/phoenix/bin/phoenix`` at the repository root (``make test-phoenix`` creates it, inside
+``.venv`` so that git, ruff and ``make clean`` treat it like the main environment). The server runs on
 127.0.0.1 with free ports and a SQLite working directory under pytest's tmp_path.
 """
 
@@ -31,7 +32,7 @@ def _free_port() -> int:
 
 def phoenix_bin() -> Path | None:
     configured = os.environ.get("PHOENIX_BIN")
-    candidate = Path(configured) if configured else ROOT / ".venv-phoenix" / "bin" / "phoenix"
+    candidate = Path(configured) if configured else ROOT / ".venv" / "phoenix" / "bin" / "phoenix"
     return candidate if candidate.is_file() else None
 
 
