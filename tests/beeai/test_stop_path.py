@@ -83,6 +83,28 @@ def test_concurrent_runs_are_separate_traces_and_only_the_looping_one_stops(
     assert len({s.context.trace_id for s in agents if s.context is not None}) == 2
 
 
+def test_a_caller_streaming_the_run_events_gets_tripped(traced: Callable[..., Traced]) -> None:
+    """``async for data, event in agent.run(...)``: the events stop and the trip surfaces, no hang."""
+    t = traced()
+
+    async def stream() -> tuple[int, BaseException | None]:
+        model = scenarios.model_for(
+            "requirement", lambda i: scenarios.Call("web_search", {"query": scenarios.PARAPHRASES[i % 7]}))
+        agent = scenarios.make_agent("requirement", model, [scenarios.web_search])
+        events = 0
+        try:
+            async for _ in agent.run("find span processor examples", max_iterations=scenarios.MAX_ITERATIONS):
+                events += 1
+        except spanbreaker.Tripped as trip:
+            return events, trip
+        return events, None
+
+    events, trip = asyncio.run(asyncio.wait_for(stream(), 30.0))
+    assert isinstance(trip, spanbreaker.Tripped) and trip.detector == "input_fixation"
+    assert events > 0
+    assert_trip_marked(t, trip)
+
+
 def test_next_run_starts_a_clean_trace(traced: Callable[..., Traced]) -> None:
     t = traced()
     tripped, _ = _fixation("requirement")
