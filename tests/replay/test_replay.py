@@ -107,3 +107,24 @@ def test_swebench_slice_reproduces_the_calibration_verdicts() -> None:
     }
     pylint = results["pylint-dev__pylint-8898"]
     assert pylint.step == "Step 49" and (pylint.model_calls_after, pylint.tool_calls_after) == (6, 5)
+
+
+def test_coarse_clocks_keep_nesting(tmp_path: Path) -> None:
+    """Every span at one timestamp (a recorder without clocks): parents still open before and close after
+    their children, so the processor sees one trace and the loop still trips."""
+    spans = t.looping("flat")
+    for s in spans:
+        s["startTimeUnixNano"] = s["endTimeUnixNano"] = str(t.T0)
+    path = t.write_lines(tmp_path / "flat.jsonl", [t.request(spans)])
+    (trace,) = read_traces([path], lambda p: None)
+    order = schedule(trace.spans)
+    opened: set[int] = set()
+    for _, start, span in order:
+        if start:
+            assert span.parent_id is None or span.parent_id in opened, span.name
+            opened.add(span.span_id)
+        else:
+            assert not any(s.parent_id == span.span_id and s.span_id in opened for s in trace.spans), span.name
+            opened.discard(span.span_id)
+    (result,) = replay([path])
+    assert result.tripped and result.detector == "tool_repeat"

@@ -6,9 +6,9 @@ verdict is the verdict the live breaker would have reached on the same spans.
 
 Recorded ids are kept: a custom :class:`IdGenerator` hands out the recorded trace and span id of the span being
 started, and each span's parent is the recorded parent's context. Starts and ends are fed in recorded time
-order; at equal timestamps ends come before starts (a tool starts when the model call before it ended),
-parents start before children and children end before parents. The processor's clock is the recorded time,
-so time-based behaviour (TTL, HALF_OPEN) follows the recording, not the replay's speed.
+order; at equal timestamps the depth-first walk of the span tree decides (a tool starts after the model call
+before it ended, parents wrap their children). The processor's clock is the recorded time, so time-based
+behaviour (TTL, HALF_OPEN) follows the recording, not the replay's speed.
 """
 
 from __future__ import annotations
@@ -169,28 +169,46 @@ class Feeder:
 
 
 def schedule(spans: list[RecordedSpan]) -> list[tuple[int, bool, RecordedSpan]]:
-    """(time, is_start, span) in the order to feed: by time; at a tie ends first, parents open first, close last."""
+    """(time, is_start, span) in the order to feed: by recorded time, and at equal times in depth-first order.
+
+    The depth-first walk (children by start time, then recorded position) is the tie-breaker: at one timestamp
+    a sibling ends before the next one starts, a parent starts before and ends after its children, and a
+    zero-length span starts before it ends. A recording without clocks replays as a plain depth-first walk.
+    """
     by_id = {s.span_id: s for s in spans}
-    depth: dict[int, int] = {}
-
-    def depth_of(span: RecordedSpan) -> int:
-        chain: list[RecordedSpan] = []
-        node: RecordedSpan | None = span
-        while node is not None and node.span_id not in depth and len(chain) < 1000:
-            chain.append(node)
-            node = by_id.get(node.parent_id) if node.parent_id is not None else None
-            if node is not None and node in chain:
-                break  # a parent cycle in bad input: cut it
-        base = depth.get(node.span_id, -1) if node is not None else -1
-        for item in reversed(chain):
-            base += 1
-            depth[item.span_id] = base
-        return depth[span.span_id]
-
-    keyed: list[tuple[tuple[int, int, int, int], bool, RecordedSpan]] = []
+    children: dict[int, list[int]] = {}
+    roots: list[int] = []
     for index, span in enumerate(spans):
-        d = depth_of(span)
-        keyed.append(((span.start_unix_nano, 1, d, index), True, span))
-        keyed.append(((span.end_unix_nano, 0, -d, -index), False, span))
+        if span.parent_id is not None and span.parent_id in by_id and span.parent_id != span.span_id:
+            children.setdefault(span.parent_id, []).append(index)
+        else:
+            roots.append(index)
+    order_key = lambda i: (spans[i].start_unix_nano, i)  # noqa: E731
+    seq: dict[tuple[int, bool], int] = {}
+    visited: set[int] = set()
+    counter = 0
+    pending = sorted(roots, key=order_key) + sorted(range(len(spans)), key=order_key)  # the rest: cycles
+    for root in pending:
+        if root in visited:
+            continue
+        stack: list[tuple[int, bool]] = [(root, True)]
+        while stack:
+            index, entering = stack.pop()
+            if entering:
+                if index in visited:
+                    continue
+                visited.add(index)
+                seq[(index, True)] = counter
+                counter += 1
+                stack.append((index, False))
+                kids = sorted(children.get(spans[index].span_id, ()), key=order_key)
+                stack.extend((kid, True) for kid in reversed(kids) if kid not in visited)
+            else:
+                seq[(index, False)] = counter
+                counter += 1
+    keyed = []
+    for index, span in enumerate(spans):
+        keyed.append(((span.start_unix_nano, seq[(index, True)]), True, span))
+        keyed.append(((max(span.end_unix_nano, span.start_unix_nano), seq[(index, False)]), False, span))
     keyed.sort(key=lambda item: item[0])
     return [(key[0], is_start, span) for key, is_start, span in keyed]
