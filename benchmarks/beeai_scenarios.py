@@ -2,9 +2,11 @@
 
 Runs every trip scenario of ``tests/beeai/scenarios.py`` (real ReActAgent, ToolCallingAgent and RequirementAgent
 with a scripted model; real OpenInference spans; default thresholds except where the table says) and its
-healthy look-alike, and prints a Markdown table. Offline; about a minute.
+healthy look-alike, and prints a Markdown table. Offline; about a minute. ``--overhead`` instead prints the CPU
+cost of a healthy run bare, with the stock OpenInference instrumentor, and with spanbreaker.
 
     .venv/bin/python benchmarks/beeai_scenarios.py
+    .venv/bin/python benchmarks/beeai_scenarios.py --overhead
 """
 
 from __future__ import annotations
@@ -57,8 +59,37 @@ def measure(runner: Runner, kind: str, healthy: bool, config: dict[str, Any]) ->
         provider.shutdown()
 
 
+def overhead(runs: int = 5) -> None:
+    """CPU per healthy run (RequirementAgent, 21 model calls, 20 tool calls): bare, stock instrumentor, spanbreaker."""
+    from openinference.instrumentation.beeai import BeeAIInstrumentor
+
+    def cpu_ms() -> float:
+        asyncio.run(scenarios.echo_loop("requirement", healthy=True))  # warm-up
+        started = time.process_time()
+        for _ in range(runs):
+            asyncio.run(scenarios.echo_loop("requirement", healthy=True))
+        return (time.process_time() - started) * 1000 / runs
+
+    bare = cpu_ms()
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
+    stock = BeeAIInstrumentor()
+    stock.instrument(tracer_provider=provider)
+    stocked = cpu_ms()
+    stock.uninstrument()
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
+    spanbreaker.instrument(tracer_provider=provider)
+    live = cpu_ms()
+    spanbreaker.instrumentation.uninstrument()
+    print(f"\nCPU per healthy run (RequirementAgent, 21 model + 20 tool calls, mean of {runs}):")
+    print(f"  no instrumentation: {bare:.0f} ms; stock OpenInference BeeAI instrumentor (spans after the run): "
+          f"{stocked:.0f} ms; spanbreaker live spans + breaker: {live:.0f} ms")
+
+
 def main() -> None:
     warnings.simplefilter("ignore")
+    if "--overhead" in sys.argv:
+        overhead()
+        return
     started = time.perf_counter()
     print("| scenario | agent | detector | model calls before trip | max_iterations alone allows | "
           "healthy look-alike | config |")
