@@ -166,6 +166,8 @@ class RedisSharedState:
         self._client = client if client is not None else make_client(url)
         self._script = self._client.register_script(_USAGE_LUA)
         self._trip_client: Any = None
+        self._touched: set[int] = set()
+        """Traces with a model, tool or agent call since the last flush: the ones whose shared totals are read."""
         self._lock = threading.Lock()
         self._books: dict[int, _Book] = {}
         self._ops: list[tuple[str, int, str]] = []
@@ -192,6 +194,7 @@ class RedisSharedState:
     # ----------------------------------------------------------------------------- hot path (memory only)
     def remote_trip(self, trace_id: int) -> TripRecord | None:
         """A trip heard from elsewhere for this trace, handed over once (the breaker then latches it)."""
+        self._touched.add(trace_id)
         if not self._trips and (self.fleet is None or not self.fleet.over):
             return None
         with self._lock:
@@ -327,6 +330,7 @@ class RedisSharedState:
             fleet_batch = self.fleet.take() if self.fleet is not None else {}
         with processor._table_lock:
             live = list(processor._traces.keys())[-MAX_PULL:]
+        touched, self._touched = self._touched, set()
         pipe = self._client.pipeline(transaction=False)
         for op, tid, payload in ops:
             key = trace_key(self.prefix, tid)
@@ -343,11 +347,12 @@ class RedisSharedState:
                 self._script(keys=[trace_key(self.prefix, tid)],
                              args=[self.origin, seq, self.ttl_s, *delta, *total], client=pipe)
                 written.add(tid)
-        reads = [tid for tid in live if tid not in written]
+        idle = [tid for tid in live if tid not in written and tid not in touched]
+        reads = [tid for tid in live if tid not in written and tid in touched]
         refresh = time.monotonic() - self._refreshed_at >= self.ttl_s / 3
         if refresh:  # a trace still live here keeps its shared hash, even while this process adds nothing
             self._refreshed_at = time.monotonic()
-            for tid in reads:
+            for tid in reads + idle:
                 pipe.expire(trace_key(self.prefix, tid), self.ttl_s)
         for tid in reads:
             pipe.hmget(trace_key(self.prefix, tid), *_FIELDS)
@@ -355,6 +360,7 @@ class RedisSharedState:
         try:
             results = pipe.execute(raise_on_error=True)
         except Exception as exc:
+            self._touched |= touched
             with self._lock:
                 self._ops[:0] = ops
                 if self.fleet is not None:
@@ -370,7 +376,7 @@ class RedisSharedState:
         with self._lock:
             self._inflight = None
         self._succeeded()
-        first_script = len(results) - len(written) - len(reads) - (len(reads) if refresh else 0)
+        first_script = len(results) - len(written) - len(reads) - (len(reads) + len(idle) if refresh else 0)
         answers = results[first_script:first_script + len(written)] + (results[-len(reads):] if reads else [])
         tids = ([tid for tid, _, _ in inflight[1]] if inflight is not None else []) + reads
         for tid, answer in zip(tids, answers, strict=True):
