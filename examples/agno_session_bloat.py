@@ -83,7 +83,7 @@ def scripted_model() -> Any:
 
 def main() -> int:
     config = spanbreaker.BreakerConfig(session_history_messages=HISTORY_LIMIT)
-    processor = spanbreaker.instrument(config=config)
+    processor = spanbreaker.instrument(config=config, frameworks=["agno"])
     assert processor is not None
     from agno.agent import Agent
     from agno.db.sqlite import SqliteDb

@@ -89,7 +89,7 @@ def scripted_models() -> tuple[Any, Any]:
 
 
 def main() -> int:
-    processor = spanbreaker.instrument()  # global provider (created if none), Agno instrumented
+    processor = spanbreaker.instrument(frameworks=["agno"])  # global provider (created if none)
     assert processor is not None
     from agno.agent import Agent
     from agno.team import Team

@@ -134,6 +134,7 @@ def make_env() -> Iterator[Callable[..., AgnoEnv]]:
 
     def make(**overrides: Any) -> AgnoEnv:
         assert not made, "one environment per test"
+        spanbreaker.instrumentation.uninstrument()  # a suite that left frameworks instrumented on its provider
         provider = TracerProvider()
         config = spanbreaker.BreakerConfig().replace(**overrides)
         processor = attach(provider, config)

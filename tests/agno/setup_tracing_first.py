@@ -33,7 +33,7 @@ def main() -> None:
     with loaded_models_only():  # only to keep the test fast: skip importing every provider SDK
         setup_tracing(db=db)  # Agno's own provider and instrumentor, made global
     agno_provider = trace.get_tracer_provider()
-    processor = spanbreaker.instrument()  # attaches to it; the instrumentor is left as it is
+    processor = spanbreaker.instrument(frameworks=["agno"])  # attaches to it; the instrumentor is left as it is
     assert processor is not None and processor is spanbreaker.processor_for(agno_provider)
     model = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url="https://x.test")]})
     output = Agent(name="Looper", model=model, tools=[fetch]).run("go")

@@ -170,7 +170,7 @@ def test_uninstrument_removes_every_wrapper(env: AgnoEnv) -> None:
 
 @pytest.fixture
 def global_style_instrument() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
-    """``spanbreaker.instrument(tracer_provider=...)``: the public entry point, every adapter included."""
+    """``spanbreaker.instrument(tracer_provider=...)``: the public entry point."""
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -181,7 +181,9 @@ def global_style_instrument() -> Iterator[tuple[TracerProvider, InMemorySpanExpo
 
 def test_spanbreaker_instrument_covers_agno(global_style_instrument: tuple[TracerProvider, Any]) -> None:
     provider, exporter = global_style_instrument
-    processor = spanbreaker.instrument(tracer_provider=provider, config=spanbreaker.BreakerConfig(tool_repeat_max=2))
+    spanbreaker.instrumentation.uninstrument()
+    processor = spanbreaker.instrument(tracer_provider=provider, config=spanbreaker.BreakerConfig(tool_repeat_max=2),
+                                       frameworks=["agno"])
     assert processor is not None
 
     def ping(host: str) -> str:

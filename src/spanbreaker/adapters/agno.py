@@ -107,7 +107,10 @@ class AgnoAdapter:
 
         with self._lock:
             if self._patches is not None:
-                return
+                if self.processor is processor:
+                    return
+                # The instrumentor is a process-wide singleton: it can feed one provider. Follow the newest.
+                self.uninstrument()
             if self.trip_exception is None:
                 self.trip_exception = _make_trip_exception()
             register_trip_exception(SCOPE, self.trip_exception)
