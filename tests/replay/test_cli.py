@@ -182,3 +182,22 @@ def test_long_inputs_show_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
     assert done.returncode == 0 and "replaying" in done.stderr
     quiet = run_cli("replay", path, "--json", "--no-progress", env=env)
     assert quiet.returncode == 0 and "replaying" not in quiet.stderr
+
+
+def test_export_writes_marked_spans_that_replay_to_the_same_verdicts(runs: Path, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    exported = tmp_path / "marked.jsonl"
+    status, out, err = in_process(capsys, "replay", runs, "--json", "--export", exported)
+    assert status == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    requests = [json.loads(line) for line in exported.read_text().splitlines()]
+    assert len(requests) == len(lines)
+    spans = [s for r in requests for ss in r["resourceSpans"][0]["scopeSpans"] for s in ss["spans"]]
+    marked = {s["traceId"] for s in spans if any(a["key"] == "spanbreaker.tripped" for a in s["attributes"])}
+    assert marked == {line["trace_id"] for line in lines if line["tripped"]}
+    assert requests[0]["resourceSpans"][0]["resource"]["attributes"] == [
+        {"key": "service.name", "value": {"stringValue": "agent-svc"}},
+        {"key": "deployment.environment", "value": {"stringValue": "test"}}]
+    again = [r.as_json() for r in replay([exported])]
+    assert [(r["trace_id"], r["detector"], r["step"], r["calls_after_trip"]) for r in again] == [
+        (line["trace_id"], line["detector"], line["step"], line["calls_after_trip"]) for line in lines]

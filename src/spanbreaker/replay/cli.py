@@ -9,16 +9,20 @@ Exit status: 0 clean, 1 some input was skipped or cut, 2 usage error (bad argume
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..config import BreakerConfig
 from ..errors import ConfigError
+from .export import CollectingExporter
+from .feed import Feeder
 from .html import render
 from .readers import Problem
 from .report import Summary, print_report
@@ -37,6 +41,8 @@ def register(subparsers: Any) -> None:
                      help="TOML thresholds (as for SPANBREAKER_CONFIG); default: environment, then defaults")
     sub.add_argument("--json", action="store_true", help="one JSON object per trace on stdout")
     sub.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
+    sub.add_argument("--export", metavar="FILE",
+                     help="write the replayed spans, with the trip marks, as OTLP/JSON lines (one trace a line)")
     sub.add_argument("--all", action="store_true", help="list every trace, not only the tripped ones")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     sub.set_defaults(func=run)
@@ -73,9 +79,24 @@ def run(args: argparse.Namespace) -> int:
     results: list[TraceResult] = []
     summary = Summary()
     out = sys.stdout
-    with progress:
-        for result in replay(args.paths, config, problems=problems, on_problem=on_problem,
+    exporter: CollectingExporter | None = None
+    export_file: IO[str] | None = None
+    if args.export:
+        try:
+            export_file = open(args.export, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            err.print(f"spanbreaker replay: cannot write {args.export}: {exc}", markup=False)
+            return 2
+        exporter = CollectingExporter(export_file)
+    feeder = Feeder(config, extra_processors=[SimpleSpanProcessor(exporter)] if exporter else ())
+    with progress, contextlib.ExitStack() as stack:
+        stack.callback(feeder.shutdown)
+        if export_file is not None:
+            stack.enter_context(export_file)
+        for result in replay(args.paths, config, problems=problems, on_problem=on_problem, feeder=feeder,
                              progress=lambda done, total: progress.update(task, completed=done, total=total)):
+            if exporter is not None:
+                exporter.write_trace(result.resource)
             summary.add(result)
             if args.json:
                 out.write(json.dumps(result.as_json(), separators=(",", ":")) + "\n")
