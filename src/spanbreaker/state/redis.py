@@ -167,6 +167,7 @@ class RedisSharedState:
         self._script = self._client.register_script(_USAGE_LUA)
         self._trip_client: Any = None
         self._touched: set[int] = set()
+        self._error_metric = _error_counter()
         """Traces with a model, tool or agent call since the last flush: the ones whose shared totals are read."""
         self._lock = threading.Lock()
         self._books: dict[int, _Book] = {}
@@ -471,6 +472,8 @@ class RedisSharedState:
     def _failed(self, exc: BaseException) -> None:
         self.stats.errors += 1
         self.processor.stats.state_errors += 1
+        with contextlib.suppress(Exception):
+            self._error_metric.add(1, {"error.type": type(exc).__name__})
         if not self._degraded:
             self._degraded = True
             self.stats.outages += 1
@@ -504,6 +507,15 @@ class _ForcedTripPublisher:
 
     def on_state_change(self, trace_id: str, old: Any, new: Any) -> None:
         return None
+
+
+def _error_counter() -> Any:
+    """``spanbreaker.state.errors`` on the global meter provider (a no-op without an SDK)."""
+    from opentelemetry import metrics
+
+    return metrics.get_meter("spanbreaker.state").create_counter(
+        "spanbreaker.state.errors", unit="{error}",
+        description="Shared-state (Redis) operations that failed or timed out; the local view was used")
 
 
 def _redact(url: str) -> str:
