@@ -72,7 +72,7 @@ def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, 
                                                     tmp_path: Path) -> None:
     tp, trace_hex = traceparent()
     workers = Workers(tmp_path)
-    common = {"state": redis_server.url, "prefix": prefix, "traceparent": tp, "steps": 60, "delay": 0.05}
+    common = {"state": redis_server.url, "prefix": prefix, "traceparent": tp, "steps": 150, "delay": 0.05}
     workers.start(name="one", **common)
     workers.start(name="two", **common)
     workers.release()
@@ -85,7 +85,7 @@ def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, 
     for report in (one, two):
         assert report["error"] is None
         assert report["tripped"] and report["detector"] == "forced" and report["reason"] == "operator stop"
-        assert 0 < report["tool_runs"] < 60
+        assert 0 < report["tool_runs"] < 150
         assert report["exported"] == report["spans_started"]
     client = redis_server.client()
     assert client.hget(f"{prefix}:trace:{trace_hex}", "trip") is not None
