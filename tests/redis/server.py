@@ -42,25 +42,28 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path, port: int | None = None) -> None:
+    def __init__(self, directory: Path, port: int | None = None, password: str | None = None) -> None:
         self.binary = ensure_redis_server()
         self.directory = directory
         self.directory.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.password = password
 
     @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def client(self) -> redis.Redis:
-        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=2.0)
+        return redis.Redis(host="127.0.0.1", port=self.port, password=self.password, socket_timeout=2.0)
 
     def start(self) -> RedisServer:
         log = open(self.directory / "redis.log", "ab")  # noqa: SIM115 - kept open for the server's lifetime
         self.process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
-             "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no"],
+             "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
+             *(["--requirepass", self.password] if self.password else [])],
             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

@@ -3,8 +3,10 @@ ways, what is stored, configuration. Two breakers here stand for two processes (
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from opentelemetry import context as otel_context
@@ -114,3 +116,25 @@ def test_state_url_from_the_environment(redis_server: RedisServer, prefix: str) 
     finally:
         processor.shutdown()
     assert _redact("redis://user:hunter2@host:6379/0") == "redis://***@host:6379/0"
+
+
+def test_password_in_the_url(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    server = RedisServer(tmp_path / "auth", password="s3cret-pw").start()
+    try:
+        harness = make_harness(state=server.url, state_staleness_s=0.02)
+        wrong = make_harness(state=server.url.replace("s3cret-pw", "wrong"), state_staleness_s=0.02)
+        token = _in_trace(0x51A7E0004)
+        try:
+            with caplog.at_level(logging.WARNING, logger="spanbreaker.state"), harness.agent("a"), wrong.agent("b"):
+                harness.llm()
+                wrong.llm()  # a bad password is an outage like any other: no error reaches the app
+                assert harness.processor.shared.flush() and not wrong.processor.shared.flush(0.5)
+        finally:
+            otel_context.detach(token)
+            harness.processor.shutdown()
+            wrong.processor.shutdown()
+        assert int(server.client().hget(f"spanbreaker:trace:{0x51A7E0004:032x}", "m")) == 1
+        assert wrong.processor.stats.state_errors > 0
+        assert "s3cret-pw" not in caplog.text and "wrong" not in caplog.text
+    finally:
+        server.stop()
