@@ -72,6 +72,9 @@ def _kind(span: ReadableSpan) -> str:
 
 
 def make_rig(**config: Any) -> Rig:
+    # A suite that ran earlier in this process may have left frameworks instrumented for its own provider
+    # (instrument() is idempotent per framework): start from a clean slate so our provider gets the spans.
+    uninstrument()
     exporter = InMemorySpanExporter()
     provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
     provider.add_span_processor(SimpleSpanProcessor(exporter))

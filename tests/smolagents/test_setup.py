@@ -25,6 +25,7 @@ def looping_agent() -> CodeAgent:
 
 
 def test_an_instrumentor_started_by_someone_else_is_reused_and_repaired() -> None:
+    uninstrument()  # whatever an earlier suite left instrumented
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
