@@ -10,12 +10,13 @@ and leaves the rest of the tree unbuilt. This instrumentor reuses the stock per-
 before the tool, model or agent does.
 
 Where a trip reaches BeeAI: ``on_start`` raises ``spanbreaker.Tripped`` (a ``BaseException``) inside this
-blocking emitter listener. BeeAI's emitter runs listeners in an ``asyncio.TaskGroup`` that re-raises a bare
-``BaseException`` unwrapped; ``RunContext.enter`` re-raises it from the ``start`` emission (destroying the
-context) and from the runner task; ``Retryable``/``do_retry``, ``Tool.run``, ``ChatModel.run`` and the
-agents' loops catch ``Exception`` only. So the trip is neither wrapped into ``FrameworkError``/``ToolError``/
-``AgentError``, nor retried, nor fed back to the model: it reaches the caller of ``await agent.run(...)``,
-and every run on the way emits its ``finish``, which ends its span here.
+blocking emitter listener. BeeAI's emitter runs listeners as tasks of an ``asyncio.TaskGroup``, which passes
+it on wrapped in a ``BaseExceptionGroup`` (unwrapped again at each run boundary by :mod:`._beeai_stop`).
+``RunContext.enter`` re-raises it from the ``start`` emission (destroying the context) and from the runner
+task; ``Retryable``/``do_retry``, ``Tool.run``, ``ChatModel.run`` and the agents' loops catch ``Exception``
+only. So the trip is neither wrapped into ``FrameworkError``/``ToolError``/``AgentError``, nor retried, nor
+fed back to the model: it reaches the caller of ``await agent.run(...)``, and every run on the way emits its
+``finish``, which ends its span here.
 
 Tool retries (``ToolRunOptions.retry_options``) run inside one tool run. Attempt 1 is the tool run's span;
 each further attempt is a child TOOL span started on the attempt's ``ToolStartEvent``, so a retry storm
