@@ -86,3 +86,31 @@ def test_tool_input_is_the_tool_arguments_and_event_spans_are_not_calls(traced: 
               and s.name in ("error", "retry")]
     assert {s.name for s in events} == {"error", "retry"}
     assert t.breaker.stats.trips == 0
+
+
+def test_stock_instrumentor_lets_the_loop_finish_then_raises_and_loses_the_root() -> None:
+    """Why the adapter exists, measured: with the stock instrumentor the breaker only sees the run after it ended.
+    The looping agent ran to its end (its model gave up after 8 searches), the trip then surfaced from the root's ``finish``
+    emission as a BaseExceptionGroup, and the root span was never ended."""
+    from openinference.instrumentation.beeai import BeeAIInstrumentor
+
+    import spanbreaker
+    import spanbreaker.instrumentation
+
+    spanbreaker.instrumentation.uninstrument()
+    provider = TracerProvider()
+    breaker = spanbreaker.BreakerSpanProcessor()
+    provider.add_span_processor(breaker)
+    stock = BeeAIInstrumentor()
+    stock.instrument(tracer_provider=provider)
+    caught: BaseException | None = None
+    try:
+        asyncio.run(scenarios.fixation("requirement", healthy=False, limit=8))
+    except BaseException as error:
+        caught = error
+    finally:
+        stock.uninstrument()
+    assert caught is not None and not isinstance(caught, spanbreaker.Tripped)
+    assert type(caught).__name__ == "BaseExceptionGroup"
+    assert breaker.stats.trips == 1
+    assert breaker.stats.spans_started == breaker.stats.spans_ended + 1
