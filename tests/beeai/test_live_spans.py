@@ -90,8 +90,10 @@ def test_tool_input_is_the_tool_arguments_and_event_spans_are_not_calls(traced: 
 
 def test_stock_instrumentor_lets_the_loop_finish_then_raises_and_loses_the_root() -> None:
     """Why the adapter exists, measured: with the stock instrumentor the breaker only sees the run after it ended.
-    The looping agent ran to its end (its model gave up after 8 searches), the trip then surfaced from the root's ``finish``
-    emission as a BaseExceptionGroup, and the root span was never ended."""
+
+    The looping agent ran to its end (its model gave up after 8 searches); the trip then surfaced from the
+    root's ``finish`` emission as a BaseExceptionGroup, and the root span was never ended.
+    """
     from openinference.instrumentation.beeai import BeeAIInstrumentor
 
     import spanbreaker
