@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -123,10 +122,10 @@ def test_json_lines_match_the_library_and_html_matches_the_json(runs: Path, tmp_
     check_html_matches_json(parsed, lines)
 
 
-def test_human_output_lists_verdicts_and_the_summary_by_detector(runs: Path) -> None:
-    done = run_cli("replay", runs)
-    assert done.returncode == 0, done.stderr
-    out = done.stdout
+def test_human_output_lists_verdicts_and_the_summary_by_detector(runs: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = in_process(capsys, "replay", runs)
+    assert status == 0, err
     assert "2 of 3 traces would have tripped" in out
     assert "tool_repeat" in out and "Step 5" in out and "agent-svc" in out
     assert "model calls saved" in out
@@ -173,15 +172,17 @@ def test_help_lists_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0 and "replay" in out
 
 
-def test_long_inputs_show_a_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+def test_long_inputs_show_a_progress_bar_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
     big = t.agent_trace("big", [(f"cat part{i}.txt", f"line {i}\n" * 12_000) for i in range(12)])
     path = t.write_lines(tmp_path / "big.jsonl", [t.request(big)])
     assert path.stat().st_size > 1024 * 1024
-    env = {**os.environ, "TTY_COMPATIBLE": "1", "TTY_INTERACTIVE": "1", "COLUMNS": "120"}
-    done = run_cli("replay", path, "--json", env=env)
-    assert done.returncode == 0 and "replaying" in done.stderr
-    quiet = run_cli("replay", path, "--json", "--no-progress", env=env)
-    assert quiet.returncode == 0 and "replaying" not in quiet.stderr
+    for name, value in (("TTY_COMPATIBLE", "1"), ("TTY_INTERACTIVE", "1"), ("COLUMNS", "120")):
+        monkeypatch.setenv(name, value)
+    status, _, err = in_process(capsys, "replay", path, "--json")
+    assert status == 0 and "replaying" in err
+    status, _, err = in_process(capsys, "replay", path, "--json", "--no-progress")
+    assert status == 0 and "replaying" not in err
 
 
 def test_export_writes_marked_spans_that_replay_to_the_same_verdicts(runs: Path, tmp_path: Path,
