@@ -99,27 +99,41 @@ class Launched:
         return subprocess.CompletedProcess(self.process.args, self.process.returncode, out, err)
 
 
+SCRIPTS = {
+    "setup_tracing_first": HERE / "setup_tracing_first.py",
+    "agno_team_delegation_cycle": EXAMPLES / "agno_team_delegation_cycle.py",
+    "agno_session_bloat": EXAMPLES / "agno_session_bloat.py",
+}
+WAITERS = {
+    "test_setup_tracing_first_then_spanbreaker": "setup_tracing_first",
+    "test_team_delegation_cycle_example": "agno_team_delegation_cycle",
+    "test_session_bloat_example": "agno_session_bloat",
+}
+"""Which test waits for which script."""
+
+
+def _waits_for(item: pytest.Item) -> str | None:
+    return WAITERS.get(getattr(item, "originalname", item.name))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that wait for the scripts go last, so the scripts overlap with everything else."""
-    items.sort(key=lambda item: "launched" in getattr(item, "fixturenames", ()))
+    items.sort(key=lambda item: _waits_for(item) is not None)
 
 
 @pytest.fixture(scope="session", autouse=True)
-def launched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Launched]]:
-    """Scripts that need the global tracer provider, started together so they overlap with the other tests."""
+def launched(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[dict[str, Launched]]:
+    """Scripts that need the global tracer provider, started together (only those a selected test waits for)."""
+    wanted = {name for item in request.session.items if (name := _waits_for(item)) is not None}
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     env.update(AGNO_TELEMETRY="false", LITELLM_LOCAL_MODEL_COST_MAP="True")
-    scripts = {
-        "setup_tracing_first": HERE / "setup_tracing_first.py",
-        "agno_team_delegation_cycle": EXAMPLES / "agno_team_delegation_cycle.py",
-        "agno_session_bloat": EXAMPLES / "agno_session_bloat.py",
-    }
     started: dict[str, Launched] = {}
-    for name, script in scripts.items():
+    for name in sorted(wanted):
         folder = tmp_path_factory.mktemp(name)
         started[name] = Launched(subprocess.Popen(
-            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=folder,
-            env=dict(env, SB_DB=str(folder / "traces.db"))))
+            [sys.executable, str(SCRIPTS[name])], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=folder, env=dict(env, SB_DB=str(folder / "traces.db"))))
     yield started
     for job in started.values():
         if job.process.poll() is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,6 +152,21 @@ def test_background_pool_carries_the_callers_context(env: AgnoEnv) -> None:
     with tracer.start_as_current_span("run") as span:
         seen = pool.submit(trace.get_current_span).result(timeout=5)
     assert seen is span
+
+
+def test_background_memory_call_stays_in_the_runs_trace(env: AgnoEnv, tmp_path: Path) -> None:
+    from agno.db.sqlite import SqliteDb
+    from agno.memory import MemoryManager
+
+    memory_model = scripted(lambda m, i: {"content": "nothing worth remembering"})
+    agent = Agent(name="Mem", model=scripted([{"content": "noted"}]), db=SqliteDb(db_file=str(tmp_path / "m.db")),
+                  memory_manager=MemoryManager(model=memory_model), update_memory_on_run=True, user_id="u1")
+    assert agent.run("I like green tea").status is RunStatus.completed
+    assert calls(memory_model) == 1
+    spans = env.spans()
+    roots = [s for s in spans if s.parent is None]
+    assert [s.name for s in roots] == ["Mem.run"], "the memory call must not start a trace of its own"
+    assert len({s.context.trace_id for s in spans if s.context is not None}) == 1
 
 
 def test_uninstrument_removes_every_wrapper(env: AgnoEnv) -> None:
