@@ -39,7 +39,7 @@ def test_loop_trips_and_healthy_look_alike_stays_quiet(tmp_path: Path) -> None:
 def test_config_thresholds_apply_and_mode_is_forced_to_observe(tmp_path: Path) -> None:
     path = t.write_lines(tmp_path / "runs.jsonl", [t.request(t.looping("loop"))])
     strict = spanbreaker.BreakerConfig(tool_repeat_max=2, mode="enforce")
-    (early,) = replay([path], strict)
+    (early,) = replay(str(path), strict)  # one path may be passed bare
     assert early.detector == "tool_repeat" and early.step == "Step 3"
     off = spanbreaker.BreakerConfig(disabled_detectors=frozenset({"tool_repeat", "input_fixation",
                                                                   "low_exploration"}))

@@ -157,7 +157,7 @@ def _result(trace: RecordedTrace, feeder: Feeder) -> TraceResult:
 
 
 def replay(
-    paths: Iterable[str | Path],
+    paths: str | Path | Iterable[str | Path],
     config: BreakerConfig | None = None,
     problems: list[Problem] | None = None,
     on_problem: Callable[[Problem], None] | None = None,
@@ -179,6 +179,8 @@ def replay(
         if on_problem is not None:
             on_problem(problem)
 
+    if isinstance(paths, (str, Path)):
+        paths = [paths]  # one path, not the characters of one
     own = feeder is None
     active = feeder or Feeder(config or BreakerConfig())
     try:
