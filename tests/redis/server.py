@@ -42,13 +42,15 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path, port: int | None = None, password: str | None = None) -> None:
+    def __init__(self, directory: Path, port: int | None = None, password: str | None = None,
+                 unix_socket: Path | None = None) -> None:
         self.binary = ensure_redis_server()
         self.directory = directory
         self.directory.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.process: subprocess.Popen[bytes] | None = None
         self.password = password
+        self.unix_socket = unix_socket
 
     @property
     def url(self) -> str:
@@ -63,7 +65,8 @@ class RedisServer:
         self.process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.directory),
              "--save", "", "--appendonly", "no", "--protected-mode", "no", "--daemonize", "no",
-             *(["--requirepass", self.password] if self.password else [])],
+             *(["--requirepass", self.password] if self.password else []),
+             *(["--unixsocket", str(self.unix_socket), "--unixsocketperm", "700"] if self.unix_socket else [])],
             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

@@ -138,3 +138,21 @@ def test_password_in_the_url(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
         assert "s3cret-pw" not in caplog.text and "wrong" not in caplog.text
     finally:
         server.stop()
+
+
+def test_unix_socket_url(tmp_path: Path) -> None:
+    sock = tmp_path / "r.sock"
+    server = RedisServer(tmp_path / "unix", unix_socket=sock).start()
+    try:
+        harness = make_harness(state=f"unix://{sock}?db=0", state_staleness_s=0.02)
+        token = _in_trace(0x51A7E0005)
+        try:
+            with harness.agent("a"):
+                harness.llm()
+                assert harness.processor.shared.flush()
+        finally:
+            otel_context.detach(token)
+            harness.processor.shutdown()
+        assert int(server.client().hget(f"spanbreaker:trace:{0x51A7E0005:032x}", "m")) == 1
+    finally:
+        server.stop()
