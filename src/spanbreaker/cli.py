@@ -8,6 +8,7 @@ Exit status: 0 clean, 1 the command ran but something was skipped or failed, 2 u
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -40,8 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return 2
-    status = func(args)
-    return int(status)
+    try:
+        return int(func(args))
+    except BrokenPipeError:  # ``spanbreaker replay ... --json | head``: the reader left; not an error of ours
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        print("spanbreaker: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover
