@@ -133,3 +133,17 @@ def test_standalone_run_after_team_is_a_new_trace(env: AgnoEnv, mode: str) -> No
     after = [s for s in env.spans() if s.name.startswith("After.")]
     assert after and after[0].parent is None
     assert trace_id_of(output) != trace_id_of(team_output)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_broadcast_team_stops_every_member(env: AgnoEnv, mode: str) -> None:
+    """``delegate_to_all_members``: members run side by side (concurrently under ``arun``); one trip stops all."""
+    members = [looping_agent(env, name=f"Worker {k}") for k in range(2)]
+    for member in members:
+        member.model = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url="https://x.test/a")]}
+                                if i % 3 != 2 else {"content": "blocked by 403"})
+    leader = scripted(lambda m, i: {"tool_calls": [tool_call("delegate_task_to_members", task="fetch the page")]}
+                      if i < 8 else {"content": "done"})
+    output = run(Team(name="Broadcast", model=leader, members=members, delegate_to_all_members=True), mode)
+    assert_stopped(env, output, "tool_repeat")
+    assert calls(leader) == 3
