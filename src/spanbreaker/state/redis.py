@@ -167,8 +167,8 @@ class RedisSharedState:
         self._script = self._client.register_script(_USAGE_LUA)
         self._trip_client: Any = None
         self._touched: set[int] = set()
-        self._error_metric = _error_counter()
         """Traces with a model, tool or agent call since the last flush: the ones whose shared totals are read."""
+        self._error_metric = _error_counter()
         self._lock = threading.Lock()
         self._books: dict[int, _Book] = {}
         self._ops: list[tuple[str, int, str]] = []
