@@ -105,6 +105,27 @@ def test_a_caller_streaming_the_run_events_gets_tripped(traced: Callable[..., Tr
     assert_trip_marked(t, trip)
 
 
+def test_kill_switch_blocks_the_next_agent_run_at_its_start(traced: Callable[..., Traced]) -> None:
+    """``force_open`` on a session's trace: the next agent run is vetoed at its own start, no model call."""
+    t = traced()
+    tracer = t.provider.get_tracer("tests.beeai")
+
+    async def session() -> tuple[BaseException | None, int]:
+        model = scenarios.model_for("requirement", [scenarios.Answer("hello")])
+        agent = scenarios.make_agent("requirement", model, [])
+        with tracer.start_as_current_span("chat session") as span:
+            t.breaker.force_open(span.get_span_context().trace_id, reason="operator stop")
+            trip, _ = await scenarios.run_agent(agent, "hi")
+        return trip, model.calls
+
+    trip, calls = asyncio.run(asyncio.wait_for(session(), 30.0))
+    assert isinstance(trip, spanbreaker.Tripped) and trip.detector == "forced" and trip.blocked
+    assert calls == 0
+    blocked = [s for s in t.spans() if (s.attributes or {}).get(BLOCKED)]
+    assert [(s.attributes or {}).get("openinference.span.kind") for s in blocked] == ["AGENT"]
+    assert LiveBeeAIInstrumentor._instance._runs == {}
+
+
 def test_next_run_starts_a_clean_trace(traced: Callable[..., Traced]) -> None:
     t = traced()
     tripped, _ = _fixation("requirement")
