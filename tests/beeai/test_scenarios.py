@@ -139,3 +139,16 @@ def test_handoff_too_deep_is_vetoed_at_the_nested_agent_start(traced: Callable[.
     assert_trip_marked(t, outcome.trip)
     blocked = [s for s in t.spans() if (s.attributes or {}).get(BLOCKED)]
     assert [(s.attributes or {}).get("openinference.span.kind") for s in blocked] == ["AGENT"]
+
+
+@pytest.mark.parametrize("healthy", [False, True], ids=["over-budget", "within-budget"])
+def test_nested_agents_token_budget_sums_every_agents_usage(traced: Callable[..., Traced], healthy: bool) -> None:
+    t = traced(max_tokens=30_000)
+    outcome = run(scenarios.nested("requirement", healthy=healthy))
+    if healthy:
+        assert outcome.trip is None and outcome.result is not None
+        assert_quiet(t)
+        return
+    assert outcome.trip is not None and outcome.trip.detector == "token_budget"
+    assert outcome.extra["nested_model_calls"] > outcome.extra["delegations"]  # most tokens spent below the top
+    assert_trip_marked(t, outcome.trip)
