@@ -56,6 +56,29 @@ def test_excessive_depth_trips_delegation_depth(rig: Rig) -> None:
     rig.assert_trip_visible("delegation_depth")
 
 
+def test_the_same_task_handed_to_the_same_specialist_again_and_again_trips_delegation_repeat(rig: Rig) -> None:
+    helper_model = ScriptedModel([final_call("I could not find the Q3 figures.")])
+    top_model = ScriptedModel([code('print(analyst(task="Find the Q3 figures"))')])
+    top = orchestrator(top_model, [specialist("analyst", helper_model)])
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        top.run("Report Q3")
+    assert caught.value.detector == "delegation_repeat"
+    assert helper_model.calls == 3  # the 4th identical delegation never started
+    rig.assert_nothing_lost()
+    rig.assert_trip_visible("delegation_repeat")
+
+
+def test_delegations_whose_answers_change_stay_quiet(rig: Rig) -> None:
+    answers = [final_call(f"Still collecting: {n} of 5 regions in.") for n in range(1, 6)]
+    helper_model = ScriptedModel(answers)
+    top_model = ScriptedModel([code('print(analyst(task="Find the Q3 figures"))')] * 5 + [final_code("Q3 done")])
+    top = orchestrator(top_model, [specialist("analyst", helper_model)])
+    assert top.run("Report Q3") == "Q3 done"
+    assert helper_model.calls == 5
+    assert rig.marked() == []
+    rig.assert_nothing_lost()
+
+
 def test_one_normal_delegation_stays_quiet(rig: Rig) -> None:
     helper_model = ScriptedModel([final_call("Q1 120, Q2 135")])
     top_model = ScriptedModel([code('r = analyst(task="Read the figures")\nprint(r)'), final_code("255")])
