@@ -218,3 +218,22 @@ def test_uninstrument_removes_every_wrapper(rig: Rig) -> None:
     assert "__init_subclass__" not in vars(Model)
     assert healthy_agent().run("plain") == "2"
     assert rig.spans() == []
+
+
+def test_streaming_tool_calling_agent_and_managed_tree_stop_on_a_trip(rig: Rig) -> None:
+    from .test_tool_calling_agent import web_search
+
+    searches = ScriptedModel([call("web_search", {"query": "q3 revenue"})])
+    helper = ToolCallingAgent(tools=[web_search], model=searches, name="researcher", description="Researches.",
+                              max_steps=20, verbosity_level=LogLevel.OFF)
+    top = CodeAgent(tools=[], model=ScriptedModel([code('print(researcher(task="Find Q3 revenue"))')]),
+                    managed_agents=[helper], max_steps=20, verbosity_level=LogLevel.OFF)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        for _ in top.run("Report", stream=True):
+            pass
+    assert caught.value.detector == "tool_repeat"
+    assert searches.calls == 5
+    assert_no_leak()
+    rig.assert_nothing_lost()
+    rig.assert_trip_visible("tool_repeat")
+    assert all(s.status.status_code is StatusCode.ERROR for s in rig.named(".run"))
