@@ -189,6 +189,35 @@ SCENARIOS: list[tuple[str, Scenario, dict[str, Any]]] = [
 ]
 
 
+def _healthy_run_seconds(with_breaker: bool, runs: int, turns: int) -> float:
+    """Median CPU time of a healthy ``turns``-turn agent run (fresh results each call)."""
+    from agno.agent import Agent
+
+    provider = TracerProvider()
+    processor = spanbreaker.BreakerSpanProcessor(spanbreaker.BreakerConfig())
+    if with_breaker:
+        provider.add_span_processor(processor)
+    ADAPTER.instrument(provider, processor)  # without the breaker: the same instrumentation, nobody listening
+    times = []
+    try:
+        for _ in range(runs):
+            def read(page: int) -> str:
+                """Read a page."""
+                return f"page {page}: " + " ".join(f"fact-{page}-{k}" for k in range(20))
+
+            model = scripted(lambda m, i: {"tool_calls": [tool_call("read", page=i)]} if i < turns
+                             else {"content": "summary"})
+            agent = Agent(name="Reader", model=model, tools=[read])
+            started = time.process_time()  # CPU time of this process: less disturbed by a busy machine
+            agent.run("summarise the book")
+            times.append(time.process_time() - started)
+    finally:
+        ADAPTER.uninstrument()
+        provider.shutdown()
+    times.sort()
+    return times[len(times) // 2]
+
+
 def main() -> None:
     rows = []
     started = time.perf_counter()
@@ -206,7 +235,17 @@ def main() -> None:
     print(f"\ncalls = model calls + tool executions made; guard alone = observe mode with tool_call_limit="
           f"{TOOL_CALL_LIMIT} where it applies, scripted model gives up after {TURNS} turns. "
           f"({time.perf_counter() - started:.1f} s)")
-    print(json.dumps({"scenarios": [dict(zip(header, r, strict=True)) for r in rows]}))
+    turns, runs = 20, 15
+    _healthy_run_seconds(True, 2, turns)  # warm-up: imports, lazy wrapping
+    rounds = [(_healthy_run_seconds(False, runs, turns), _healthy_run_seconds(True, runs, turns)) for _ in range(5)]
+    bare, breaker = min(r[0] for r in rounds), min(r[1] for r in rounds)  # interleaved; least disturbed round
+    spans = 2 * turns + 2
+    print(f"healthy {turns}-turn agent run ({spans} spans), median CPU time of {runs}, best of 5 interleaved rounds: "
+          f"instrumented {bare * 1000:.1f} ms, with breaker {breaker * 1000:.1f} ms "
+          f"(+{(breaker - bare) * 1e6 / spans:.0f} us per span)")
+    print(json.dumps({"scenarios": [dict(zip(header, r, strict=True)) for r in rows],
+                      "overhead": {"turns": turns, "spans": spans, "instrumented_ms": round(bare * 1000, 2),
+                                   "with_breaker_ms": round(breaker * 1000, 2)}}))
 
 
 if __name__ == "__main__":
