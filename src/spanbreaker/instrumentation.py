@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import logging
 import threading
 import weakref
@@ -40,9 +41,26 @@ def attach(tracer_provider: Any, config: BreakerConfig | None = None) -> Breaker
         if existing is not None:
             return existing
         processor = BreakerSpanProcessor(config)
-        tracer_provider.add_span_processor(processor)
+        _add_processor(tracer_provider, processor)
         _attached[tracer_provider] = processor
         return processor
+
+
+def _add_processor(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
+    """Append the breaker without displacing the provider's own exporter.
+
+    Phoenix's ``TracerProvider`` (``phoenix.otel.register()``) removes and shuts down its exporting processor
+    when another one is added, unless told ``replace_default_processor=False``: a plain ``add_span_processor``
+    would silently stop the application's traces from reaching Phoenix.
+    """
+    try:
+        keeps_default = "replace_default_processor" in inspect.signature(tracer_provider.add_span_processor).parameters
+    except (TypeError, ValueError):
+        keeps_default = False
+    if keeps_default:
+        tracer_provider.add_span_processor(processor, replace_default_processor=False)
+    else:
+        tracer_provider.add_span_processor(processor)
 
 
 def processor_for(tracer_provider: Any = None) -> BreakerSpanProcessor | None:
