@@ -39,12 +39,13 @@ class Traced:
 
 @pytest.fixture
 def traced() -> Iterator[Callable[..., Traced]]:
-    """``traced(**config_overrides)`` -> a provider with the breaker (enforce mode) and BeeAI instrumented."""
+    """``traced(max_span_attributes=1024, **config_overrides)`` -> a provider with the breaker and BeeAI
+    instrumented on it."""
     made: list[Traced] = []
     spanbreaker.instrumentation.uninstrument()  # a suite that left frameworks instrumented on its provider
 
-    def make(**overrides: Any) -> Traced:
-        provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
+    def make(max_span_attributes: int = 1024, **overrides: Any) -> Traced:
+        provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=max_span_attributes))
         exporter = InMemorySpanExporter()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         breaker = spanbreaker.instrument(tracer_provider=provider, config=spanbreaker.BreakerConfig(**overrides))

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from . import scenarios
+from .checks import assert_trip_marked
 from .conftest import Traced
 
 CALLS = ("AGENT", "LLM", "TOOL")
@@ -116,3 +117,15 @@ def test_stock_instrumentor_lets_the_loop_finish_then_raises_and_loses_the_root(
     assert type(caught).__name__ == "BaseExceptionGroup"
     assert breaker.stats.trips == 1
     assert breaker.stats.spans_started == breaker.stats.spans_ended + 1
+
+
+def test_attribute_limits_evict_message_bulk_never_the_kind_or_the_trip(traced: Callable[..., Traced]) -> None:
+    """Under the SDK's default 128-attribute limit, a long run's LLM spans overflow with message attributes."""
+    t = traced(max_span_attributes=128)
+    outcome = asyncio.run(scenarios.echo_loop("requirement", healthy=False))
+    assert outcome.trip is not None and outcome.trip.detector == "low_exploration"
+    llm = t.kind("LLM")
+    assert len(llm) == outcome.model_calls + 1
+    assert max(len(s.attributes or {}) for s in llm) == 128  # the limit was reached
+    assert all((s.attributes or {}).get("llm.token_count.total") for s in llm[:-1])  # the blocked one never ran
+    assert_trip_marked(t, outcome.trip)

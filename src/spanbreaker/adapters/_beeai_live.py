@@ -213,7 +213,8 @@ class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         wrapper = run.node.span
         try:
             skip = (_KIND, "input.value") if run.arguments is not None else (_KIND,)
-            span.set_attributes({key: value for key, value in wrapper.attributes.items() if key not in skip})
+            _set_keeping_essentials(span, {k: v for k, v in wrapper.attributes.items() if k not in skip},
+                                    getattr(wrapper.kind, "value", None))
             for event in wrapper.events:
                 span.add_event(event.name, event.attributes, event.timestamp)
             context = trace_api.set_span_in_context(span)
@@ -240,6 +241,26 @@ class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
         if wrapper.error is not None:
             _record_error(span, wrapper.error)
         span.end(_nanos(wrapper.ended_at))
+
+
+_BULKY = ("llm.input_messages.", "llm.output_messages.", "llm.tools.", "metadata.")
+
+
+def _set_keeping_essentials(span: Any, attributes: dict[str, Any], kind: Any) -> None:
+    """Set a finished run's attributes so that span attribute limits evict the bulk, never the essentials.
+
+    The SDK drops the *oldest* attribute when a span is full (128 by default), and a long run's LLM span has
+    hundreds of message attributes. Set those first, then the rest, then re-set the kind and any trip marks
+    the breaker wrote during the run, so they are the newest and survive.
+    """
+    current = getattr(span, "attributes", None) or {}
+    marks = {key: value for key, value in current.items() if key.startswith("spanbreaker.")}
+    span.set_attributes({key: value for key, value in attributes.items() if key.startswith(_BULKY)})
+    span.set_attributes({key: value for key, value in attributes.items() if not key.startswith(_BULKY)})
+    if isinstance(kind, str):
+        span.set_attribute(_KIND, kind)
+    if marks:
+        span.set_attributes(marks)
 
 
 def _explain(error: BaseException) -> str:
