@@ -8,7 +8,6 @@ hex digests: they are what the breaker keeps and what it may write into evidence
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from hashlib import blake2b
 from typing import Any
@@ -67,8 +66,8 @@ def _drop_volatile(value: dict[str, Any], volatile_keys: frozenset[str]) -> dict
     return {k: v for k, v in value.items() if k not in volatile_keys}
 
 
-_FOLD = re.compile(r"[\s{}\[\]\",:']+")
-"""JSON punctuation and whitespace runs, folded to one space."""
+_PUNCTUATION = bytes.maketrans(b'{}[]",:\'', b"        ")
+"""JSON punctuation, mapped to spaces; on bytes, a table lookup per byte (a regex costs several times more)."""
 
 
 def sample(text: str) -> str:
@@ -85,7 +84,8 @@ def similarity_text(text: str) -> str:
     """
     half = SIMILARITY_CHARS // 2
     text = sample(text)
-    folded = _FOLD.sub(" ", text).strip().lower()
+    folded = b" ".join(text.encode("utf-8", "surrogatepass").translate(_PUNCTUATION).split()).lower().decode(
+        "utf-8", "replace")
     if len(folded) <= SIMILARITY_CHARS:
         return folded
     return f"{folded[:half]}~{folded[-half:]}"

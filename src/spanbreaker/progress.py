@@ -28,7 +28,7 @@ import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass
 
-from rapidfuzz.fuzz import ratio, token_sort_ratio
+from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extract
 
 from .signals import ToolCall
@@ -49,18 +49,24 @@ class _KeyHistory:
 @dataclass(slots=True)
 class _Recent:
     call: ToolCall
-    args_numbers: tuple[str, ...]
     run: int
     result_words: frozenset[str] | None = None
     """Computed on first need: most calls are never compared fuzzily."""
+    args_numbers: tuple[str, ...] | None = None
 
     def words(self) -> frozenset[str]:
         if self.result_words is None:
             self.result_words = _words(self.call.result_text())
         return self.result_words
 
+    def numbers(self) -> tuple[str, ...]:
+        if self.args_numbers is None:
+            self.args_numbers = _numbers(self.call.args_text)
+        return self.args_numbers
 
-_NUMBER_WORD = re.compile(r"\S*\d\S*")
+
+_NUMBER_WORD = re.compile(r"(?<!\S)\S*\d\S*")
+"""A word holding a digit, matched from the word's start only (no retry at every character)."""
 
 
 def _numbers(text: str) -> tuple[str, ...]:
@@ -111,7 +117,7 @@ class ToolHistory:
 
     def record(self, call: ToolCall) -> Observation:
         self._record_exact(call)
-        entry = _Recent(call, _numbers(call.args_text) if call.query_sized else (), self._run)
+        entry = _Recent(call, self._run)
         new, paraphrases = self._near_duplicates(call, entry)
         if new:
             self._run += 1
@@ -176,13 +182,16 @@ class ToolHistory:
         Only calls with an informative result are compared this way (folding the result is done on this first
         need): a short result says nothing about whether two differently worded calls asked the same thing.
         """
+        numbers = entry.numbers()
         choices = [prev.call.args_text if prev.call.query_sized and prev.call.key != call.key
-                   and prev.args_numbers == entry.args_numbers else None for prev in earlier]
+                   and prev.numbers() == numbers else None for prev in earlier]
         if not any(choices) or len(call.result_text()) < INFORMATIVE_CHARS:
             return set()
         cutoff = self.similarity
         found = {index for _, _, index in extract(call.args_text, choices, scorer=ratio, score_cutoff=cutoff,
                                                   limit=None)}
-        found.update(index for _, _, index in extract(call.args_text, choices, scorer=token_sort_ratio,
+        reordered = [prev.call.args_sorted() if choice is not None else None
+                     for prev, choice in zip(earlier, choices, strict=True)]
+        found.update(index for _, _, index in extract(call.args_sorted(), reordered, scorer=ratio,
                                                       score_cutoff=cutoff, limit=None))
         return found

@@ -11,6 +11,7 @@ never raises for bad input.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -147,7 +148,14 @@ class ToolCall:
     error: str | None = None
     """Root exception class name when the call failed."""
     _result_text: str | None = None
-    _result_words: frozenset[str] | None = None
+    _args_sorted: str | None = None
+
+    def args_sorted(self) -> str:
+        """The argument words in sorted order, computed once: comparing these is rapidfuzz's token_sort_ratio
+        without re-sorting every earlier call's words at every comparison."""
+        if self._args_sorted is None:
+            self._args_sorted = " ".join(sorted(self.args_text.split()))
+        return self._args_sorted
 
     def result_text(self) -> str:
         """Normalised, truncated result for near-duplicate comparison, computed on first need."""
@@ -203,14 +211,40 @@ def tool_name(name: str, attributes: Mapping[str, Any]) -> str:
 
 
 def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> ToolCall:
+    """Fingerprint the call's arguments as they were recorded; parse them only when a volatile key is present.
+
+    An agent that loops emits the same call text again, so the exact tier fingerprints the recorded text (one
+    hash, no JSON round trip on the hot path). Arguments naming a volatile key (a timestamp, a request id) are
+    parsed and re-serialised without it, so those calls still match.
+    """
     tool = tool_name(name, attributes)
     raw = _pick(attributes, "input.value", "gen_ai.tool.call.arguments", "tool.parameters")
-    text = canonical_args(raw if isinstance(raw, str) else as_str(raw), volatile, cap)
+    text = raw if isinstance(raw, str) else (as_str(raw) or "")
+    if text and text[0] in "{[" and _names_volatile_key(text, volatile):
+        text = canonical_args(text, volatile, cap)
     key = digest(f"{tool}\x1f{text}", cap)
-    if len(text) >= 2 * SIMILARITY_CHARS:  # a script or a document, not a query: compared exactly only
+    if len(text) >= 2 * SIMILARITY_CHARS + _WRAPPER_CHARS:  # a script or a document, not a query
         return ToolCall(name=tool, key=key, args_text="")
-    args_text = similarity_text(text)
+    args_text = _ARGS_WRAPPER.sub("", similarity_text(text), count=1)
     return ToolCall(name=tool, key=key, args_text=args_text, query_sized=len(args_text) < SIMILARITY_CHARS)
+
+
+_ARGS_WRAPPER = re.compile(r"^args (?:sanitize_inputs_outputs (?:true|false) )?kwargs ")
+"""The smolagents instrumentor's envelope around tool arguments, once folded: the same for every call, so it
+would only make different queries look alike."""
+_WRAPPER_CHARS = 64
+_IGNORED_VOLATILE = frozenset({"sanitize_inputs_outputs"})
+"""Constant within a tool's calls: present in every smolagents call, no reason to parse them."""
+
+
+@functools.lru_cache(maxsize=32)
+def _volatile_patterns(volatile: frozenset[str]) -> tuple[str, ...]:
+    return tuple(f'"{key}"' for key in sorted(volatile - _IGNORED_VOLATILE))
+
+
+def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
+    head = text[:4096]
+    return any(pattern in head for pattern in _volatile_patterns(volatile))
 
 
 def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
