@@ -147,3 +147,18 @@ def test_broadcast_team_stops_every_member(env: AgnoEnv, mode: str) -> None:
     output = run(Team(name="Broadcast", model=leader, members=members, delegate_to_all_members=True), mode)
     assert_stopped(env, output, "tool_repeat")
     assert calls(leader) == 3
+
+
+@pytest.mark.parametrize("mode", ["sync", "astream"])
+def test_observe_mode_reports_without_stopping(make_env: Any, mode: str) -> None:
+    env = make_env(mode="observe")
+    agent = looping_agent(env)
+    output = run(agent, mode)
+    assert output.status is RunStatus.completed and output.content == "gave up"
+    assert len(env.tool_bodies) == 8  # nothing vetoed
+    record = trip_record(output)
+    assert record is not None and record.detector == "tool_repeat"
+    assert env.blocked() == []
+    root = next(s for s in env.spans() if s.parent is None)
+    assert root.status.status_code.name == "OK" and (root.attributes or {}).get("spanbreaker.mode") == "observe"
+    env.assert_nothing_lost()

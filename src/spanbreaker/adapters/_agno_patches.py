@@ -222,8 +222,8 @@ class Patches:
             if context.is_valid and run_response is not None:
                 self._say_why(run_response, context.trace_id)
             attributes = getattr(span, "attributes", None) or {}
-            if attributes.get(marking.TRIPPED):
-                return None  # keep the ERROR status the trip wrote
+            if attributes.get(marking.TRIPPED) and self.processor.config.mode == "enforce":
+                return None  # keep the ERROR status the trip wrote (in observe mode the run's own status wins)
             if run_response is None:
                 span.set_status(Status(StatusCode.ERROR, "run failed: no RunOutput (see RunErrorEvent)"))
                 return None
