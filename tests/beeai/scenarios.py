@@ -132,7 +132,8 @@ TREATY = "The treaty of Utrecht was signed in 1713 and ended the War of the Span
 def search(query: str) -> str:
     """Search an encyclopedia."""
     if "source" in query:
-        return f"document {query}: {len(query) * 31} new facts about the treaty, archive shelf {sum(map(ord, query)) % 97}"
+        shelf = sum(map(ord, query)) % 97
+        return f"document {query}: {len(query) * 31} new facts about the treaty, archive shelf {shelf}"
     return TREATY
 
 
