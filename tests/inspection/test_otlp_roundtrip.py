@@ -39,7 +39,7 @@ def exported(request: Any, otlp_receiver: Receiver) -> Iterator[tuple[TracerProv
     local = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(local))
     provider.add_span_processor(BatchSpanProcessor(EXPORTERS[request.param](otlp_receiver)))
-    spanbreaker.instrument(tracer_provider=provider, config=spanbreaker.BreakerConfig())
+    spanbreaker.instrument(tracer_provider=provider, config=spanbreaker.BreakerConfig(), frameworks=["smolagents"])
     try:
         yield provider, local, otlp_receiver
     finally:
