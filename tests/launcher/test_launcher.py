@@ -67,6 +67,8 @@ def scenarios(tmp: Path, http: str, grpc: str) -> dict[str, Scenario]:
         "no-configurator-no-provider": Scenario({}, configurator=False),
         "disabled": Scenario({"OTEL_TRACES_EXPORTER": "none",
                               "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": f"{SLOW_FRAMEWORKS},spanbreaker"}),
+        "smolagents-disabled": Scenario({"OTEL_TRACES_EXPORTER": "none",
+                                         "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": f"{SLOW_FRAMEWORKS},smolagents"}),
         "sdk-disabled": Scenario({"OTEL_TRACES_EXPORTER": "none", "OTEL_SDK_DISABLED": "true"}),
         "missing-frameworks": Scenario({"OTEL_TRACES_EXPORTER": "none", "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": ""},
                                        shadow_frameworks=True),
@@ -277,6 +279,13 @@ def test_disabled_instrumentations_spanbreaker_leaves_the_loop_alone(runs: Runs)
     run = runs["disabled"]
     assert_not_tripped(run)
     assert run.summary["tool_calls"] == 8  # every step, up to max_steps
+
+
+def test_disabling_a_framework_keeps_spanbreaker_from_instrumenting_it_too(runs: Runs) -> None:
+    """``smolagents`` in the list turns off the launcher's instrumentor and spanbreaker's adapter alike."""
+    run = runs["smolagents-disabled"]
+    assert_not_tripped(run)
+    assert run.summary["tool_calls"] == 8
 
 
 def test_sdk_disabled_is_honoured(runs: Runs) -> None:
