@@ -264,8 +264,8 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall
     raw = attributes.get("input.value")
     input_chars = len(raw) if isinstance(raw, str) else 0
     history = 0
-    if isinstance(raw, str) and "from_history" in raw[:cap]:
-        history = raw[:cap].count('"from_history": true') + raw[:cap].count('"from_history":true')
+    if isinstance(raw, str) and raw.find("from_history", 0, cap) >= 0:  # bounded scan, no copy of the prompt
+        history = raw.count('"from_history": true', 0, cap) + raw.count('"from_history":true', 0, cap)
     return ModelCall(model=model, input_chars=input_chars, history_messages=history)
 
 
