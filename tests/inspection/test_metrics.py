@@ -57,12 +57,13 @@ def test_a_trip_counts_once_by_detector_and_agent_and_the_vetoed_call_by_kind(me
     agent, tool, _ = build_agent()
     with pytest.raises(spanbreaker.Tripped):
         agent.run(TASK)
+    assert processor.stats.trips == 1, "the trip came from this processor"
     got = points(reader)
+    assert marking.METRIC_TRIPS in got, (got, processor.stats)
     assert got[marking.METRIC_TRIPS] == [({DETECTOR_LABEL: "tool_repeat", AGENT_LABEL: "ToolCallingAgent"}, 1)]
     assert got[marking.METRIC_BLOCKED] == [({DETECTOR_LABEL: "tool_repeat", KIND_LABEL: "TOOL"}, 1)]
     assert [attrs for attrs, _ in got[marking.METRIC_WARNINGS]] == [{DETECTOR_LABEL: "tool_repeat"}]
     assert marking.METRIC_INTERNAL_ERRORS not in got
-    assert processor.stats.trips == 1
     assert tool.calls == 4  # the fifth identical search was vetoed before it ran
 
 
