@@ -45,14 +45,23 @@ unit: $(VENV)/.dev-installed redis-server
 test: lint unit
 
 test-browser: $(VENV)/.dev-installed chromium
-	$(PY) -m pytest -q -m browser
+	$(PY) -m pytest -q -m "browser and not phoenix"
 
-test-phoenix: $(VENV)/.dev-installed
+# A real Arize Phoenix server, in its own venv under .venv (it pulls in ~160 packages); PHOENIX_BIN overrides.
+test-phoenix: $(VENV)/.dev-installed chromium
+	test -x $(VENV)/phoenix/bin/phoenix || { $(PYTHON) -m venv $(VENV)/phoenix && \
+	  $(VENV)/phoenix/bin/pip install -q 'arize-phoenix==20.26.1'; }
 	$(PY) -m pytest -q -m phoenix
 
 bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/processor_cost.py
 	$(PY) benchmarks/detection_swebench.py
+	$(PY) benchmarks/memory.py
+	$(PY) benchmarks/replay_throughput.py
+	$(PY) benchmarks/smolagents_scenarios.py
+	$(PY) benchmarks/agno_scenarios.py
+	$(PY) benchmarks/beeai_scenarios.py
+	$(PY) benchmarks/redis_state_cost.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
