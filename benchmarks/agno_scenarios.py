@@ -33,11 +33,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from opentelemetry.sdk.trace import TracerProvider
-from tests.agno.scripted import calls, scripted, tool_call
 
 import spanbreaker
 from spanbreaker.adapters.agno import ADAPTER, trip_record
 from spanbreaker.instrumentation import attach
+from tests.agno.scripted import calls, scripted, tool_call
 
 TURNS = 30
 TOOL_CALL_LIMIT = 10

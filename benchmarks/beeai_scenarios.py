@@ -24,10 +24,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
-from tests.beeai import scenarios
 
 import spanbreaker
 import spanbreaker.instrumentation
+from tests.beeai import scenarios
 
 Runner = Callable[[str, bool, TracerProvider], Awaitable[scenarios.Outcome]]
 

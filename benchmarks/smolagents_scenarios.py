@@ -174,9 +174,8 @@ def tool_loop_in_one_step() -> None:
 
 
 def format_loop() -> None:
-    from smolagents.models import ChatMessage, MessageRole, TokenUsage
-
     from smolagents import CodeAgent
+    from smolagents.models import ChatMessage, MessageRole, TokenUsage
 
     reply = ChatMessage(role=MessageRole.ASSISTANT, content="The answer is probably 42.",
                         token_usage=TokenUsage(input_tokens=400, output_tokens=40))

@@ -29,9 +29,8 @@ import sys
 from typing import Any
 
 from opentelemetry import trace
-from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
-
 from smolagents import ChatMessage, MessageRole, Model, TokenUsage, Tool, ToolCallingAgent
+from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
 
 
 class SearchTool(Tool):

@@ -35,9 +35,8 @@ def build_model() -> ScriptedModel:
 def main() -> int:
     exporter, processor = global_tracing()  # spanbreaker.instrument() on the global provider
 
-    from smolagents.monitoring import LogLevel
-
     from smolagents import CodeAgent
+    from smolagents.monitoring import LogLevel
 
     model = build_model()
     agent = CodeAgent(tools=[], model=model, max_steps=MAX_STEPS, verbosity_level=LogLevel.OFF)

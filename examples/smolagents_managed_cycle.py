@@ -22,9 +22,8 @@ MAX_STEPS = 10
 def main() -> int:
     exporter, processor = global_tracing()
 
-    from smolagents.monitoring import LogLevel
-
     from smolagents import CodeAgent, ToolCallingAgent
+    from smolagents.monitoring import LogLevel
 
     def orchestrator(model: ScriptedModel, managed: list[object]) -> CodeAgent:
         return CodeAgent(tools=[], model=model, managed_agents=managed, name="orchestrator",

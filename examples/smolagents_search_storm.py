@@ -23,9 +23,8 @@ SEARCHES: list[str] = []
 def main() -> int:
     exporter, processor = global_tracing()
 
-    from smolagents.monitoring import LogLevel
-
     from smolagents import ToolCallingAgent, tool
+    from smolagents.monitoring import LogLevel
 
     @tool
     def web_search(query: str) -> str:

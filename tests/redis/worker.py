@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import smolagents
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from opentelemetry import context as otel_context
 from opentelemetry.propagators.composite import CompositePropagator
@@ -22,11 +23,10 @@ from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from smolagents import ChatMessage, MessageRole, Model, TokenUsage, ToolCallingAgent, tool
 from smolagents.models import ChatMessageToolCall, ChatMessageToolCallFunction
 
-import smolagents
 import spanbreaker
-from smolagents import ChatMessage, MessageRole, Model, TokenUsage, ToolCallingAgent, tool
 from spanbreaker.state import ChainPropagator
 
 PROPAGATOR = CompositePropagator([TraceContextTextMapPropagator(), ChainPropagator()])

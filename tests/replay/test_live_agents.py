@@ -15,10 +15,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from smolagents import ToolCallingAgent, tool
 from smolagents.monitoring import LogLevel
 
 import spanbreaker
-from smolagents import ToolCallingAgent, tool
 from spanbreaker.instrumentation import uninstrument
 from spanbreaker.replay import replay
 

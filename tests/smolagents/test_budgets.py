@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from smolagents import ToolCallingAgent
 from smolagents.monitoring import LogLevel
 
 import spanbreaker
-from smolagents import ToolCallingAgent
 
 from .conftest import Rig
 from .scripted import ScriptedModel, call, final_call

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from smolagents import CodeAgent, tool
 from smolagents.monitoring import LogLevel
 
 import spanbreaker
-from smolagents import CodeAgent, tool
 
 from .conftest import Rig
 from .scripted import ScriptedModel, code, final_code, text

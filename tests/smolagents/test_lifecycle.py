@@ -8,13 +8,13 @@ import pytest
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
+from smolagents import CodeAgent, ToolCallingAgent, tool
 from smolagents.agents import ActionStep
 from smolagents.models import ChatMessage, MessageRole, Model
 from smolagents.monitoring import LogLevel
 from smolagents.utils import AgentError, AgentGenerationError
 
 import spanbreaker
-from smolagents import CodeAgent, ToolCallingAgent, tool
 
 from .conftest import Rig
 from .scripted import ScriptedModel, call, code, final_call, final_code

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from smolagents import CodeAgent, ToolCallingAgent
 from smolagents.monitoring import LogLevel
 
 import spanbreaker
-from smolagents import CodeAgent, ToolCallingAgent
 
 from .conftest import Rig
 from .scripted import ScriptedModel, call, code, final_call, final_code

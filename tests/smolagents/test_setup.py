@@ -9,10 +9,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
+from smolagents import CodeAgent
 from smolagents.monitoring import LogLevel
 
 import spanbreaker
-from smolagents import CodeAgent
 from spanbreaker.instrumentation import uninstrument
 
 from .conftest import Rig

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from smolagents import ToolCallingAgent, tool
 from smolagents.monitoring import LogLevel
 
 import spanbreaker
-from smolagents import ToolCallingAgent, tool
 
 from .conftest import Rig
 from .scripted import ScriptedModel, call, calls, final_call

@@ -101,13 +101,12 @@ ADAPTER = SmolagentsAdapter()
 
 def instrument(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
     """Instrument smolagents for ``tracer_provider`` and route abort repairs to ``processor`` (idempotent)."""
+    import smolagents
     from openinference.instrumentation import OITracer, TraceConfig
     from openinference.instrumentation.smolagents import SmolagentsInstrumentor
     from openinference.instrumentation.smolagents.version import __version__
-    from smolagents.models import Model
-
-    import smolagents
     from smolagents import CodeAgent, MultiStepAgent, Tool, ToolCallingAgent
+    from smolagents.models import Model
 
     with _state.lock:
         _state.processor = processor

@@ -96,10 +96,9 @@ def trace_hex(trace_id: int | str) -> str:
 
 def make_client(url: str, timeout_s: float = SOCKET_TIMEOUT_S) -> Any:
     """A redis-py client that never retries and never waits longer than ``timeout_s`` per call."""
+    import redis
     from redis.backoff import NoBackoff
     from redis.retry import Retry
-
-    import redis
 
     return redis.Redis.from_url(url, socket_timeout=timeout_s, socket_connect_timeout=timeout_s,
                                 retry=Retry(NoBackoff(), 0), health_check_interval=0)
