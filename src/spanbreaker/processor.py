@@ -38,7 +38,6 @@ from .detectors import Detector, Finding, build_detectors
 from .errors import Tripped, trip_exception_for
 from .pricing import cost_usd, prewarm
 from .signals import (
-    GATED_KINDS,
     AgentRun,
     Kind,
     ModelCall,
@@ -63,7 +62,7 @@ MAX_RECORDS = 4096
 MAX_SESSIONS = 10_000
 
 
-@dataclass
+@dataclass(slots=True)
 class Stats:
     spans_started: int = 0
     spans_ended: int = 0
@@ -146,6 +145,17 @@ class BreakerSpanProcessor(SpanProcessor):
         self._hooks: dict[str, list[Callable[..., Finding | None]]] = {
             hook: [getattr(d, hook) for d in self._detectors if type(d).overrides(hook)] for hook in Detector.HOOKS
         }
+        # The same lists as attributes: the hot path reads one attribute instead of a dict lookup by name.
+        hooks = self._hooks
+        self._tool_start_hooks = hooks["tool_start"]
+        self._tool_end_hooks = hooks["tool_end"]
+        self._model_start_hooks = hooks["model_start"]
+        self._model_end_hooks = hooks["model_end"]
+        self._step_end_hooks = hooks["step_end"]
+        self._agent_start_hooks = hooks["agent_start"]
+        self._agent_end_hooks = hooks["agent_end"]
+        self._volatile = self.config.volatile_arg_keys
+        self._format_types = self.config.format_error_types
         self._logged: set[str] = set()
         self._since_sweep = 0
         self._metrics = _make_metrics(meter_provider)
@@ -305,21 +315,27 @@ class BreakerSpanProcessor(SpanProcessor):
 
     def _on_start(self, span: Span) -> _Trip | None:
         self.stats.spans_started += 1
-        context = span.context
+        if type(span) is Span:  # the SDK's own span: its fields, not its properties (each one a Python call)
+            context, name, parent = span._context, span._name, span._parent
+        else:
+            context, name, parent = span.context, span.name, span.parent
         if context is None:
             return None
         trace_id, span_id = context.trace_id, context.span_id
         attributes = raw_attributes(span)
-        name = span.name
         kind = classify(name, attributes)
-        parent = span.parent
         parent_id = parent.span_id if parent is not None else None
         now = self._clock()
-        trace = self._trace(trace_id, now)
+        trace = self._traces.get(trace_id)  # _trace's common case inline: the trace is already known
+        if trace is None:
+            trace = self._trace(trace_id, now)
+        else:
+            trace.last_seen = now
         with trace.lock:
-            if trace.root_id is None and (parent is None or parent.is_remote or parent_id not in trace.open):
+            open_spans = trace.open
+            if trace.root_id is None and (parent is None or parent.is_remote or parent_id not in open_spans):
                 trace.root_id = span_id
-            up = trace.open.get(parent_id) if parent_id is not None else None
+            up = open_spans.get(parent_id) if parent_id is not None else None
             agent, chain, step = (up.agent, up.chain, up.step) if up is not None else ("", (), None)
             if up is None and self.shared is not None and parent is not None and parent.is_remote:
                 chain = self._guard(self.shared.inherited_chain) or ()  # the caller's agents, from the request
@@ -330,9 +346,9 @@ class BreakerSpanProcessor(SpanProcessor):
             elif kind is Kind.CHAIN:
                 step = name if isinstance(name, str) else None
             entry = OpenSpan(span, parent_id, kind, agent, chain, step, signal)
-            if len(trace.open) < MAX_OPEN_SPANS:
-                trace.open[span_id] = entry
-            if kind not in GATED_KINDS:
+            if len(open_spans) < MAX_OPEN_SPANS:
+                open_spans[span_id] = entry
+            if kind is Kind.CHAIN or kind is Kind.OTHER:  # not in GATED_KINDS: nothing to veto
                 return None
             return self._gate(trace, entry, span_id, kind, name, attributes, signal, now)
 
@@ -350,15 +366,15 @@ class BreakerSpanProcessor(SpanProcessor):
             if remote is not None:
                 old = breaker.trip(remote, now)
                 return self._decide(trace, entry, remote, now, old, start=True, new_trip=True)
-        admission = Admission.ALLOW if breaker.state is BreakerState.CLOSED else breaker.admit(
-            now, self.config.half_open_after_s, span_id)
-        if admission is Admission.BLOCK:
-            if not self._enforce or record is None:
-                return None
-            return self._decide(trace, entry, record, now, breaker.state, start=True, new_trip=False)
-        if admission is Admission.PROBE:
-            entry.probe = True
-            self._notify_state(_hex_trace(trace.trace_id), BreakerState.OPEN, BreakerState.HALF_OPEN)
+        if breaker.state is not BreakerState.CLOSED:  # CLOSED admits every call: no need to ask the breaker
+            admission = breaker.admit(now, self.config.half_open_after_s, span_id)
+            if admission is Admission.BLOCK:
+                if not self._enforce or record is None:
+                    return None
+                return self._decide(trace, entry, record, now, breaker.state, start=True, new_trip=False)
+            if admission is Admission.PROBE:
+                entry.probe = True
+                self._notify_state(_hex_trace(trace.trace_id), BreakerState.OPEN, BreakerState.HALF_OPEN)
         scope = trace.scopes.get(entry.agent) or trace.scope(entry.agent)
         finding: Finding | None
         if kind is Kind.TOOL:
@@ -368,22 +384,23 @@ class BreakerSpanProcessor(SpanProcessor):
             parent = trace.open.get(entry.parent_id) if entry.parent_id is not None else None
             if parent is not None:
                 parent.tool_calls += 1
-            call = tool_start(name, attributes, self.config.volatile_arg_keys, self._cap)
+            call = tool_start(name, attributes, self._volatile, self._cap)
             entry.signal = call
-            finding = self._run(trace, entry, "tool_start", scope, call)
+            finding = self._run(trace, entry, self._tool_start_hooks, scope, call)
         elif kind is Kind.LLM:
             trace.totals.model_calls += 1
             model = model_start(name, attributes, self._cap)
             entry.signal = model
-            finding = self._run(trace, entry, "model_start", scope, model)
+            finding = self._run(trace, entry, self._model_start_hooks, scope, model)
         else:
-            finding = self._run(trace, entry, "agent_start", scope, signal)
+            finding = self._run(trace, entry, self._agent_start_hooks, scope, signal)
         if finding is None:
             return None
         return self._trip_from(trace, entry, finding, now, start=True)
 
-    def _run(self, trace: TraceState, entry: OpenSpan, hook: str, scope: Any, signal: Any) -> Finding | None:
-        for check in self._hooks[hook]:
+    def _run(self, trace: TraceState, entry: OpenSpan, hooks: list[Callable[..., Finding | None]], scope: Any,
+             signal: Any) -> Finding | None:
+        for check in hooks:
             finding = check(trace, scope, entry, signal)
             if finding is None:
                 continue
@@ -495,7 +512,7 @@ class BreakerSpanProcessor(SpanProcessor):
 
     def _on_end(self, span: ReadableSpan) -> _Trip | None:
         self.stats.spans_ended += 1
-        context = span.context
+        context = span._context if type(span) is ReadableSpan else span.context  # the SDK's: no property call
         if context is None:
             return None
         trace = self._traces.get(context.trace_id)
@@ -515,8 +532,9 @@ class BreakerSpanProcessor(SpanProcessor):
         kind, signal = entry.kind, entry.signal
         if kind is Kind.OTHER:
             return None
-        now = self._clock()
+        now: float | None = None  # read only when needed: most spans neither end a probe nor trip
         if entry.probe:
+            now = self._clock()
             ok = span.status.status_code is not StatusCode.ERROR
             new = trace.breaker.probe_ended(ok, now)
             if ok:
@@ -527,15 +545,14 @@ class BreakerSpanProcessor(SpanProcessor):
         if trace.breaker.record is not None and not self._enforce:
             return None  # observe mode: the first trip is the one reported
         scope = trace.scopes.get(entry.agent) or trace.scope(entry.agent)
-        cfg = self.config
         finding: Finding | None = None
-        attributes = raw_attributes(span) if kind is not Kind.CHAIN else {}
         if kind is Kind.TOOL and isinstance(signal, ToolCall):
-            fill_tool_result(signal, attributes, span.events, span.status, self._cap, cfg.format_error_types)
+            fill_tool_result(signal, raw_attributes(span), _events(span), _status(span), self._cap,
+                             self._format_types)
             scope.slots["observation"] = scope.tools.record(signal)
-            finding = self._run(trace, entry, "tool_end", scope, signal)
+            finding = self._run(trace, entry, self._tool_end_hooks, scope, signal)
         elif kind is Kind.LLM and isinstance(signal, ModelCall):
-            fill_model_result(signal, attributes)
+            fill_model_result(signal, raw_attributes(span))
             totals = trace.totals
             totals.tokens += signal.tokens
             spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(
@@ -543,12 +560,13 @@ class BreakerSpanProcessor(SpanProcessor):
             totals.cost_usd += spent
             if self.shared is not None:
                 self._guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
-            finding = self._run(trace, entry, "model_end", scope, signal)
+            finding = self._run(trace, entry, self._model_end_hooks, scope, signal)
         elif kind is Kind.CHAIN:
-            step = StepEnd(root_error(span.events, span.status, cfg.format_error_types))
-            finding = self._run(trace, entry, "step_end", scope, step)
+            step = StepEnd(root_error(_events(span), _status(span), self._format_types))
+            finding = self._run(trace, entry, self._step_end_hooks, scope, step)
         elif kind is Kind.AGENT and isinstance(signal, AgentRun):
-            fill_agent_result(signal, attributes, span.events, span.status, self._cap, cfg.format_error_types)
+            fill_agent_result(signal, raw_attributes(span), _events(span), _status(span), self._cap,
+                              self._format_types)
             if signal.validation_failed and signal.session:
                 count = self._sessions.get(signal.session, 0) + 1
                 self._sessions[signal.session] = count
@@ -561,10 +579,10 @@ class BreakerSpanProcessor(SpanProcessor):
                 caller.delegations.record(ToolCall(name=signal.name, key=f"{signal.name}\x1f{signal.task_key}",
                                                    args_text="", result_key=signal.output_key,
                                                    error=signal.error))
-            finding = self._run(trace, entry, "agent_end", scope, signal)
+            finding = self._run(trace, entry, self._agent_end_hooks, scope, signal)
         if finding is None:
             return None
-        return self._trip_from(trace, entry, finding, now, start=False)
+        return self._trip_from(trace, entry, finding, now if now is not None else self._clock(), start=False)
 
     def _drop(self, trace: TraceState) -> None:
         self._keep_record(trace)
@@ -609,6 +627,18 @@ def _descends_from(open_spans: Any, entry: OpenSpan, ancestor_id: int) -> bool:
         current = open_spans.get(current.parent_id) if current.parent_id is not None else None
         seen += 1
     return False
+
+
+def _events(span: Any) -> Any:
+    """The span's events, without the SDK's copy into a tuple when it holds none (most spans)."""
+    if type(span) is ReadableSpan and not span._events:
+        return ()
+    return span.events
+
+
+def _status(span: Any) -> Any:
+    """``span.status``, read from the SDK's field without the property call."""
+    return span._status if type(span) is ReadableSpan else span.status
 
 
 def _scope_name(span: Any) -> str | None:

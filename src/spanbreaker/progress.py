@@ -79,6 +79,10 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_NUMBER_WORD.sub(" ", text).split())
 
 
+_NO_INDEXES: frozenset[int] = frozenset()
+"""No earlier call paraphrases this one (shared, never mutated)."""
+
+
 @dataclass(slots=True)
 class Observation:
     """What recording one finished call found."""
@@ -154,10 +158,22 @@ class ToolHistory:
 
     def _near_duplicates(self, call: ToolCall, entry: _Recent) -> tuple[bool, int]:
         cutoff = self.similarity
-        earlier = [prev for prev in self._recent if prev.call.name == call.name]
+        name = call.name
+        earlier = [prev for prev in self._recent if prev.call.name == name]
         if not earlier:
             return True, 0
-        similar_args = self._paraphrased(call, entry, earlier) if call.query_sized else set()
+        similar_args = self._paraphrased(call, entry, earlier) if call.query_sized else _NO_INDEXES
+        if not similar_args:
+            # Only an earlier call with the same key can make this one not new, and no paraphrase is counted
+            # (that needs a different key): the loop below reduced to its exact-key case, stopping at the first.
+            key, result_key = call.key, call.result_key
+            for prev in earlier:
+                before = prev.call
+                if before.key == key and (before.result_key == result_key or (
+                        ratio(before.result_text(), call.result_text(), score_cutoff=cutoff) > 0
+                        and entry.words() <= prev.words())):
+                    return False, 0
+            return True, 0
         new = True
         paraphrases = 0
         for index, prev in enumerate(earlier):
@@ -174,7 +190,7 @@ class ToolHistory:
                 paraphrases += 1
         return new, paraphrases
 
-    def _paraphrased(self, call: ToolCall, entry: _Recent, earlier: list[_Recent]) -> set[int]:
+    def _paraphrased(self, call: ToolCall, entry: _Recent, earlier: list[_Recent]) -> set[int] | frozenset[int]:
         """Indexes of earlier calls whose arguments paraphrase this call's: character edits ("span-processor")
         or reordered words ("example python ..."), never a different number. One batched rapidfuzz pass per
         scorer: the comparison loop runs in C, not per pair in Python.
@@ -182,11 +198,27 @@ class ToolHistory:
         Only calls with an informative result are compared this way (folding the result is done on this first
         need): a short result says nothing about whether two differently worded calls asked the same thing.
         """
-        numbers = entry.numbers()
-        choices = [prev.call.args_text if prev.call.query_sized and prev.call.key != call.key
-                   and prev.numbers() == numbers else None for prev in earlier]
-        if not any(choices) or len(call.result_text()) < INFORMATIVE_CHARS:
-            return set()
+        # The candidates, found without building a list when there is none (the common case: every earlier
+        # call differs in a number). choices[i] is the earlier call's arguments, or None when not comparable.
+        key = call.key
+        numbers: tuple[str, ...] | None = None
+        choices: list[str | None] | None = None
+        informative = False
+        for index, prev in enumerate(earlier):
+            before = prev.call
+            if not before.query_sized or before.key == key:
+                continue
+            if numbers is None:
+                numbers = entry.numbers()
+            prev_numbers = prev.args_numbers
+            if (prev_numbers if prev_numbers is not None else prev.numbers()) != numbers:
+                continue
+            if choices is None:
+                choices = [None] * len(earlier)
+            choices[index] = before.args_text
+            informative = informative or bool(before.args_text)
+        if choices is None or not informative or len(call.result_text()) < INFORMATIVE_CHARS:
+            return _NO_INDEXES
         cutoff = self.similarity
         found = {index for _, _, index in extract(call.args_text, choices, scorer=ratio, score_cutoff=cutoff,
                                                   limit=None)}

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from opentelemetry.trace import StatusCode
+
 from .fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample, similarity_text
 
 
@@ -48,7 +50,7 @@ def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
     """The span's kind from its attributes, else from its name."""
     value = attributes.get("openinference.span.kind")
     if isinstance(value, str):
-        kind = _KIND_BY_OPENINFERENCE.get(value.upper())
+        kind = _KIND_BY_OPENINFERENCE.get(value) or _KIND_BY_OPENINFERENCE.get(value.upper())
         if kind is not None:
             return kind
     value = attributes.get("gen_ai.operation.name")
@@ -104,6 +106,15 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, str) and 0 < len(value) < 19 and value.isdigit():
         return int(value)
     return None
+
+
+def _as_count(value: Any) -> int | None:
+    """:func:`as_int`, with the common cases (absent, a plain non-negative int) decided inline."""
+    if value is None:
+        return None
+    if type(value) is int:
+        return value if value >= 0 else None
+    return as_int(value)
 
 
 def as_float(value: Any) -> float | None:
@@ -201,8 +212,10 @@ class AgentRun:
 
 
 def tool_name(name: str, attributes: Mapping[str, Any]) -> str:
-    value = _pick(attributes, "tool.name", "gen_ai.tool.name")
-    text = as_str(value)
+    value = attributes.get("tool.name")
+    if value is None:
+        value = attributes.get("gen_ai.tool.name")
+    text = value if type(value) is str else as_str(value)
     if text:
         return text[:128]
     if isinstance(name, str) and name.startswith("execute_tool "):
@@ -218,7 +231,9 @@ def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str
     parsed and re-serialised without it, so those calls still match.
     """
     tool = tool_name(name, attributes)
-    raw = _pick(attributes, "input.value", "gen_ai.tool.call.arguments", "tool.parameters")
+    raw = attributes.get("input.value")
+    if raw is None:
+        raw = _pick(attributes, "gen_ai.tool.call.arguments", "tool.parameters")
     text = raw if isinstance(raw, str) else (as_str(raw) or "")
     if text and text[0] in "{[" and _names_volatile_key(text, volatile):
         text = canonical_args(text, volatile, cap)
@@ -244,12 +259,16 @@ def _volatile_patterns(volatile: frozenset[str]) -> tuple[str, ...]:
 
 def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
     head = text[:4096]
-    return any(pattern in head for pattern in _volatile_patterns(volatile))
+    for pattern in _volatile_patterns(volatile):  # noqa: SIM110 (a plain loop: no generator object per call)
+        if pattern in head:
+            return True
+    return False
 
 
 def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
                      cap: int, format_types: frozenset[str]) -> None:
-    output = as_str(_pick(attributes, "output.value", "gen_ai.tool.call.result"))
+    raw = attributes.get("output.value")  # the OpenInference key first: one lookup on the common path
+    output = as_str(raw if raw is not None else attributes.get("gen_ai.tool.call.result"))
     call.error = root_error(events, status, format_types)
     text = output if output is not None else ""
     if call.error is not None and not text:
@@ -270,15 +289,28 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall
 
 
 def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
-    call.model = as_str(_pick(attributes, "llm.model_name", "gen_ai.response.model", "gen_ai.request.model")) \
-        or call.model
-    call.provider = as_str(_pick(attributes, "llm.provider", "gen_ai.provider.name", "gen_ai.system", "llm.system"))
-    call.prompt_tokens = as_int(_pick(attributes, "llm.token_count.prompt", "gen_ai.usage.input_tokens",
-                                      "gen_ai.usage.prompt_tokens"))
-    call.completion_tokens = as_int(_pick(attributes, "llm.token_count.completion", "gen_ai.usage.output_tokens",
-                                          "gen_ai.usage.completion_tokens"))
-    call.total_tokens = as_int(attributes.get("llm.token_count.total"))
-    call.cost_usd = as_float(attributes.get("llm.cost.total"))
+    # Each figure reads its OpenInference key first and falls back to the GenAI ones only when it is absent:
+    # the same answer as _pick over all the keys, with one dict lookup (no call) on the common path.
+    get = attributes.get
+    value = get("llm.model_name")
+    if value is None:
+        value = _pick(attributes, "gen_ai.response.model", "gen_ai.request.model")
+    call.model = as_str(value) or call.model
+    value = get("llm.provider")
+    if value is None:
+        value = _pick(attributes, "gen_ai.provider.name", "gen_ai.system", "llm.system")
+    call.provider = as_str(value)
+    value = get("llm.token_count.prompt")
+    if value is None:
+        value = _pick(attributes, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
+    call.prompt_tokens = _as_count(value)
+    value = get("llm.token_count.completion")
+    if value is None:
+        value = _pick(attributes, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
+    call.completion_tokens = _as_count(value)
+    call.total_tokens = _as_count(get("llm.token_count.total"))
+    value = get("llm.cost.total")
+    call.cost_usd = None if value is None else as_float(value)
     if call.input_chars == 0:
         raw = attributes.get("input.value")
         call.input_chars = len(raw) if isinstance(raw, str) else 0
@@ -319,6 +351,7 @@ _WRAPPER_ERRORS = frozenset(
     {"AgentExecutionError", "AgentToolExecutionError", "AgentToolCallError", "AgentGenerationError",
      "InterpreterError", "AgentError", "FrameworkError", "ToolError", "AgentRunException", "ExceptionGroup"}
 )
+_UNSET, _OK = StatusCode.UNSET, StatusCode.OK
 _ERROR_NAME = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt))\b")
 _MESSAGE_CHARS = 4096
 _VALIDATION_ERRORS = frozenset({"ValidationError", "OutputCheckError", "SchemaValidationError",
@@ -333,6 +366,8 @@ def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str])
     """
     if not events:
         code = getattr(status, "status_code", None)
+        if code is _UNSET or code is _OK:  # the SDK's codes by identity: Enum.name is a Python-level property
+            return None
         if code is None or getattr(code, "name", "") != "ERROR":
             return None  # the common case, decided without the unwrapping below
     found: str | None = None

@@ -6,6 +6,7 @@ whose code calls a tool in a loop: one step, hundreds of calls, which ``max_step
 
 from __future__ import annotations
 
+from ..config import BreakerConfig
 from ..signals import ModelCall, ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
@@ -14,15 +15,29 @@ from .base import Detector, Finding
 class CallBudget(Detector):
     id = "call_budget"
 
+    def __init__(self, config: BreakerConfig) -> None:
+        super().__init__(config)
+        # The counts at which _check warns, computed once (the config is immutable): most calls are neither
+        # over the budget nor at the warning point, and are decided by two comparisons.
+        self._model_warn_at = int(config.max_model_calls * config.budget_warn_fraction)
+        self._tool_warn_at = int(config.max_tool_calls * config.budget_warn_fraction)
+
     def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        return self._check("model", trace.usage().model_calls, self.config.max_model_calls)
+        count = trace.usage().model_calls
+        if count > self.config.max_model_calls or count == self._model_warn_at:
+            return self._check("model", count, self.config.max_model_calls)
+        return None
 
     def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
-        found = self._check("tool", trace.usage().tool_calls, self.config.max_tool_calls)
-        if found is not None:
-            return found
-        step = trace.open.get(span.parent_id) if span.parent_id is not None else None
-        if step is not None and span.step is not None:
+        count = trace.usage().tool_calls
+        if count > self.config.max_tool_calls or count == self._tool_warn_at:
+            found = self._check("tool", count, self.config.max_tool_calls)
+            if found is not None:
+                return found
+        if span.step is None or span.parent_id is None:
+            return None
+        step = trace.open.get(span.parent_id)
+        if step is not None:
             limit = self.config.max_tool_calls_per_step
             if step.tool_calls > limit:
                 return self.trip(f"{step.tool_calls} tool calls inside {span.step}, limit {limit}",

@@ -12,6 +12,9 @@ from ..signals import StepEnd, ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
 
+_CLEAN = (None, 0)
+"""The state after a step without error (shared: tuples are immutable)."""
+
 
 class ErrorLoop(Detector):
     id = "error_loop"
@@ -25,6 +28,9 @@ class ErrorLoop(Detector):
         return self._observe(scope, call.error, span)
 
     def _observe(self, scope: AgentScope, error: str | None, span: OpenSpan) -> Finding | None:
+        if error is None:  # the common case: the streak resets, nothing to report
+            scope.slots[self.id] = _CLEAN
+            return None
         if error in self.config.format_error_types:
             error = None
         last, count = scope.slots.get(self.id, (None, 0))

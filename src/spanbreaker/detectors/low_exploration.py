@@ -17,7 +17,7 @@ class LowExploration(Detector):
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         observation = scope.slots.get("observation")
-        if observation is None or self.config.is_polling_tool(call.name):
+        if observation is None or self.is_polling_tool(call.name):
             return None
         window = self.config.exploration_window
         if observation.stale_run >= window:

@@ -18,9 +18,9 @@ class ToolRepeat(Detector):
 
     def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         config = self.config
-        if config.is_polling_tool(call.name):
+        if self.is_polling_tool(call.name):
             return None
-        limit = config.policy_for(call.name).repeat_max or config.tool_repeat_max
+        limit = (None if self.no_polling_tools else config.policy_for(call.name).repeat_max) or config.tool_repeat_max
         repeats = scope.tools.repeats_without_progress(call.key)
         if repeats >= limit:
             return self.trip(

@@ -20,9 +20,12 @@ class ToolStreak(Detector):
         if streak is None:
             return None
         config = self.config
-        limit = config.policy_for(call.name).streak_max or config.tool_streak_max
-        if config.is_polling_tool(call.name):
-            limit *= 3
+        if self.no_polling_tools:  # no per-tool policy either
+            limit = config.tool_streak_max
+        else:
+            limit = config.policy_for(call.name).streak_max or config.tool_streak_max
+            if config.is_polling_tool(call.name):
+                limit *= 3
         count = streak.unhelpful_streak
         if count >= limit:
             return self.trip(f"{call.name} called {count} times in a row with only empty or error results",
