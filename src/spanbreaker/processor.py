@@ -317,12 +317,15 @@ class BreakerSpanProcessor(SpanProcessor):
         self.stats.spans_started += 1
         if type(span) is Span:  # the SDK's own span: its fields, not its properties (each one a Python call)
             context, name, parent = span._context, span._name, span._parent
+            attributes = getattr(span._attributes, "_dict", None)  # what raw_attributes reads, without the call
+            if type(attributes) is not dict:
+                attributes = raw_attributes(span)
         else:
             context, name, parent = span.context, span.name, span.parent
+            attributes = raw_attributes(span)
         if context is None:
             return None
         trace_id, span_id = context.trace_id, context.span_id
-        attributes = raw_attributes(span)
         kind = classify(name, attributes)
         parent_id = parent.span_id if parent is not None else None
         now = self._clock()
@@ -540,15 +543,19 @@ class BreakerSpanProcessor(SpanProcessor):
             if ok:
                 trace.forget_progress()
             self._notify_state(_hex_trace(trace.trace_id), BreakerState.HALF_OPEN, new)
-        if trace.breaker.state is not BreakerState.CLOSED and self._enforce:
+        breaker = trace.breaker
+        if breaker.state is not BreakerState.CLOSED and self._enforce:
             return None
-        if trace.breaker.record is not None and not self._enforce:
+        if breaker.record is not None and not self._enforce:
             return None  # observe mode: the first trip is the one reported
         scope = trace.scopes.get(entry.agent) or trace.scope(entry.agent)
         finding: Finding | None = None
         if kind is Kind.TOOL and isinstance(signal, ToolCall):
-            fill_tool_result(signal, raw_attributes(span), _events(span), _status(span), self._cap,
-                             self._format_types)
+            if type(span) is ReadableSpan:  # the SDK's fields: no property calls, no copy of an empty event list
+                events, status = span._events or (), span._status
+            else:
+                events, status = span.events, span.status
+            fill_tool_result(signal, raw_attributes(span), events, status, self._cap, self._format_types)
             scope.slots["observation"] = scope.tools.record(signal)
             finding = self._run(trace, entry, self._tool_end_hooks, scope, signal)
         elif kind is Kind.LLM and isinstance(signal, ModelCall):

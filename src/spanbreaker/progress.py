@@ -120,9 +120,11 @@ class ToolHistory:
         return history.streak
 
     def record(self, call: ToolCall) -> Observation:
-        self._record_exact(call)
+        new_key = self._record_exact(call)
         entry = _Recent(call, self._run)
-        new, paraphrases = self._near_duplicates(call, entry)
+        if call.query_sized:
+            entry.numbers()  # every query-sized entry carries its numbers: _paraphrased's quick rejection needs them
+        new, paraphrases = self._near_duplicates(call, entry, new_key)
         if new:
             self._run += 1
             self._stale_run = 0
@@ -138,25 +140,29 @@ class ToolHistory:
             self._unhelpful = 1 if unhelpful else 0
         return Observation(new, self._stale_run, paraphrases, self._unhelpful)
 
-    def _record_exact(self, call: ToolCall) -> None:
+    def _record_exact(self, call: ToolCall) -> bool:
+        """Returns True when the key was not in the history. Then no recent call has it either: a key in the
+        recent window was used within the last :data:`RECENT` calls, so the LRU (:data:`MAX_KEYS`) still holds it.
+        """
         history = self._keys.get(call.key)
         if history is None:
             self.change_seq += 1
             self._keys[call.key] = _KeyHistory(call.result_key, 1, self.change_seq)
             if len(self._keys) > MAX_KEYS:
                 self._keys.popitem(last=False)
-            return
+            return True
         self._keys.move_to_end(call.key)
         if history.result_key == call.result_key and history.mark == self.change_seq:
             history.streak += 1
-            return
+            return False
         if history.result_key != call.result_key:
             self.change_seq += 1
         history.result_key = call.result_key
         history.streak = 1
         history.mark = self.change_seq
+        return False
 
-    def _near_duplicates(self, call: ToolCall, entry: _Recent) -> tuple[bool, int]:
+    def _near_duplicates(self, call: ToolCall, entry: _Recent, new_key: bool) -> tuple[bool, int]:
         cutoff = self.similarity
         name = call.name
         earlier = [prev for prev in self._recent if prev.call.name == name]
@@ -166,6 +172,8 @@ class ToolHistory:
         if not similar_args:
             # Only an earlier call with the same key can make this one not new, and no paraphrase is counted
             # (that needs a different key): the loop below reduced to its exact-key case, stopping at the first.
+            if new_key:
+                return True, 0  # no recent call has this key (see _record_exact)
             key, result_key = call.key, call.result_key
             for prev in earlier:
                 before = prev.call
@@ -200,16 +208,16 @@ class ToolHistory:
         """
         # The candidates, found without building a list when there is none (the common case: every earlier
         # call differs in a number). choices[i] is the earlier call's arguments, or None when not comparable.
+        numbers = entry.numbers()
+        if numbers not in [prev.args_numbers for prev in earlier]:
+            return _NO_INDEXES  # quick rejection: every query-sized entry carries its numbers (see record)
         key = call.key
-        numbers: tuple[str, ...] | None = None
         choices: list[str | None] | None = None
         informative = False
         for index, prev in enumerate(earlier):
             before = prev.call
             if not before.query_sized or before.key == key:
                 continue
-            if numbers is None:
-                numbers = entry.numbers()
             prev_numbers = prev.args_numbers
             if (prev_numbers if prev_numbers is not None else prev.numbers()) != numbers:
                 continue

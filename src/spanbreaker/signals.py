@@ -239,9 +239,10 @@ def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str
         text = canonical_args(text, volatile, cap)
     key = digest(f"{tool}\x1f{text}", cap)
     if len(text) >= 2 * SIMILARITY_CHARS + _WRAPPER_CHARS:  # a script or a document, not a query
-        return ToolCall(name=tool, key=key, args_text="")
+        return ToolCall(tool, key, "")
     args_text = _ARGS_WRAPPER.sub("", similarity_text(text), count=1)
-    return ToolCall(name=tool, key=key, args_text=args_text, query_sized=len(args_text) < SIMILARITY_CHARS)
+    # Positional (name, key, args_text, query_sized): cheaper than keywords on the hot path.
+    return ToolCall(tool, key, args_text, len(args_text) < SIMILARITY_CHARS)
 
 
 _ARGS_WRAPPER = re.compile(r"^args (?:sanitize_inputs_outputs (?:true|false) )?kwargs ")
@@ -268,7 +269,9 @@ def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
 def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
                      cap: int, format_types: frozenset[str]) -> None:
     raw = attributes.get("output.value")  # the OpenInference key first: one lookup on the common path
-    output = as_str(raw if raw is not None else attributes.get("gen_ai.tool.call.result"))
+    if raw is None:
+        raw = attributes.get("gen_ai.tool.call.result")
+    output = raw if type(raw) is str else as_str(raw)
     call.error = root_error(events, status, format_types)
     text = output if output is not None else ""
     if call.error is not None and not text:
@@ -279,13 +282,16 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
 
 
 def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall:
-    model = as_str(_pick(attributes, "llm.model_name", "gen_ai.request.model", "gen_ai.response.model"))
+    value = attributes.get("llm.model_name")
+    if value is None:
+        value = _pick(attributes, "gen_ai.request.model", "gen_ai.response.model")
+    model = value if type(value) is str else as_str(value)
     raw = attributes.get("input.value")
     input_chars = len(raw) if isinstance(raw, str) else 0
     history = 0
     if isinstance(raw, str) and raw.find("from_history", 0, cap) >= 0:  # bounded scan, no copy of the prompt
         history = raw.count('"from_history": true', 0, cap) + raw.count('"from_history":true', 0, cap)
-    return ModelCall(model=model, input_chars=input_chars, history_messages=history)
+    return ModelCall(model, None, input_chars, history)  # positional: cheaper than keywords on the hot path
 
 
 def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
@@ -295,11 +301,11 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
     value = get("llm.model_name")
     if value is None:
         value = _pick(attributes, "gen_ai.response.model", "gen_ai.request.model")
-    call.model = as_str(value) or call.model
+    call.model = (value if type(value) is str else as_str(value)) or call.model
     value = get("llm.provider")
     if value is None:
         value = _pick(attributes, "gen_ai.provider.name", "gen_ai.system", "llm.system")
-    call.provider = as_str(value)
+    call.provider = value if type(value) is str else as_str(value)
     value = get("llm.token_count.prompt")
     if value is None:
         value = _pick(attributes, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")

@@ -3,6 +3,7 @@ from token counts and the model's price in the maintained ``genai-prices`` table
 
 from __future__ import annotations
 
+from ..config import BreakerConfig
 from ..signals import ModelCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
@@ -16,11 +17,16 @@ class CostBudget(Detector):
             return self._trip(trace)
         return None
 
+    def __init__(self, config: BreakerConfig) -> None:
+        super().__init__(config)
+        self._warn_at = config.max_cost_usd * config.budget_warn_fraction
+        """Computed once: the config is immutable."""
+
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
         spent, limit = trace.usage().cost_usd, self.config.max_cost_usd
         if spent >= limit:
             return self._trip(trace)
-        if spent >= limit * self.config.budget_warn_fraction:
+        if spent >= self._warn_at:
             return self.warn(f"${spent:.4f} of ${limit:.2f} spent", cost_usd=round(spent, 6), limit_usd=limit)
         return None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..config import BreakerConfig
 from ..signals import ModelCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
@@ -15,11 +16,16 @@ class TokenBudget(Detector):
             return self._trip(trace)
         return None
 
+    def __init__(self, config: BreakerConfig) -> None:
+        super().__init__(config)
+        self._warn_at = config.max_tokens * config.budget_warn_fraction
+        """Computed once: the config is immutable."""
+
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
         used, limit = trace.usage().tokens, self.config.max_tokens
         if used >= limit:
             return self._trip(trace)
-        if used >= limit * self.config.budget_warn_fraction:
+        if used >= self._warn_at:
             return self.warn(f"{used} of {limit} tokens used", tokens=used, limit=limit)
         return None
 
