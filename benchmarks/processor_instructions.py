@@ -1,0 +1,68 @@
+"""Per-span cost of the breaker in CPU instructions (valgrind callgrind), as a ratio to a bare SDK span.
+
+Wall-clock timings on a shared machine move with whatever else runs; instruction counts do not. This runs the
+workload of ``processor_cost.py`` (early point: short healthy runs) under callgrind for two run counts, with
+and without the breaker, and takes the differences, so interpreter start-up and imports cancel out.
+
+    python benchmarks/processor_instructions.py [--disable all|id,id]
+
+Needs ``valgrind`` (Debian package); takes a minute or two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SPANS_PER_RUN = 31  # an agent span, then 10 steps of (step, model call, tool call)
+DRIVER = """
+import sys, time
+sys.path.insert(0, {here!r})
+import processor_cost as pc
+from spanbreaker.config import DETECTOR_IDS
+with_breaker, runs, disable = sys.argv[1] == "1", int(sys.argv[2]), sys.argv[3]
+if disable == "all":
+    pc.BUDGETS["disabled_detectors"] = frozenset(d for d in DETECTOR_IDS if d != "forced")
+elif disable:
+    pc.BUDGETS["disabled_detectors"] = frozenset(disable.split(","))
+provider, _ = pc._provider(with_breaker)
+time.sleep(0.5)  # the price table loads in a background thread: let it finish before counting
+pc.early(provider, runs)
+"""
+
+
+def instructions(with_breaker: bool, runs: int, disable: str) -> int:
+    driver = DRIVER.format(here=str(HERE))
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", driver,
+         "1" if with_breaker else "0", str(runs), disable],
+        capture_output=True, text=True, check=True)
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if match is None:
+        raise SystemExit(f"valgrind printed no instruction count:\n{result.stderr[-2000:]}")
+    return int(match.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--disable", default="", help="detectors to disable: 'all' or comma-separated ids")
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (apt-get install valgrind)")
+    low, high = 20, 60
+    per_span = {}
+    for with_breaker in (False, True):
+        delta = instructions(with_breaker, high, args.disable) - instructions(with_breaker, low, args.disable)
+        per_span[with_breaker] = delta / ((high - low) * SPANS_PER_RUN)
+    bare, breaker = per_span[False], per_span[True]
+    print(f"bare SDK span {bare:,.0f} instructions; with breaker {breaker:,.0f}; "
+          f"added {breaker - bare:,.0f} = {(breaker - bare) / bare:.3f}x")
+
+
+if __name__ == "__main__":
+    main()
