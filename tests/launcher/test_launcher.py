@@ -338,7 +338,7 @@ def test_coexists_with_a_batch_span_processor_to_an_otlp_collector(runs: Runs) -
 @pytest.mark.phoenix
 def test_coexists_with_phoenix_register(runs: Runs) -> None:
     if not _phoenix_installed():
-        pytest.skip("arize-phoenix-otel is not installed (make test-phoenix installs it)")  # opt-in tier only
+        pytest.skip("arize-phoenix-otel is not installed (the dev extra installs it)")
     run = runs["phoenix-register"]
     assert_tripped(run)
     spans = [s for s in runs.store.spans if s.resource.get("openinference.project.name") == "spanbreaker-launcher"]
