@@ -190,8 +190,8 @@ def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     store = SpanStore()
     http_server, http = start_http(store)
     grpc_server, grpc = start_grpc(store)
-    # The Phoenix case is opt-in (marker ``phoenix``): launched only when selected and installed.
-    want_phoenix = _phoenix_installed() and any(item.get_closest_marker("phoenix") for item in request.session.items)
+    # The Phoenix register() case needs only arize-phoenix-otel (a dev dependency), not a Phoenix server.
+    want_phoenix = _phoenix_installed()
     try:
         todo = {name: sc for name, sc in scenarios(tmp, http, grpc).items() if not sc.phoenix or want_phoenix}
         with ThreadPoolExecutor(max_workers=4) as pool:
@@ -335,10 +335,8 @@ def test_coexists_with_a_batch_span_processor_to_an_otlp_collector(runs: Runs) -
     assert sum(s.attributes.get("spanbreaker.blocked") is True for s in spans) == 1
 
 
-@pytest.mark.phoenix
 def test_coexists_with_phoenix_register(runs: Runs) -> None:
-    if not _phoenix_installed():
-        pytest.skip("arize-phoenix-otel is not installed (the dev extra installs it)")
+    assert _phoenix_installed(), "arize-phoenix-otel is missing: the dev extra installs it"
     run = runs["phoenix-register"]
     assert_tripped(run)
     spans = [s for s in runs.store.spans if s.resource.get("openinference.project.name") == "spanbreaker-launcher"]
