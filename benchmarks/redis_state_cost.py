@@ -17,7 +17,6 @@ Without ``--url`` it starts ``redis-server`` on a free loopback port (``make red
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -28,19 +27,15 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+from processor_cost import BUDGETS, SCOPE
+from processor_cost import early as per_span_ns  # the same healthy workload as the in-memory cost benchmark
 
 import spanbreaker
-
-SCOPE = "openinference.instrumentation.smolagents"
-BUDGETS: dict[str, Any] = dict(max_model_calls=10_000_000, max_tool_calls=10_000_000, max_tokens=10**12,
-                               max_cost_usd=10**9, context_jump_tokens=10**9, max_prompt_tokens=10**9)
-SPANS_PER_STEP = 3
 
 
 @contextmanager
@@ -80,36 +75,6 @@ def _provider(state: str | None, mode: str) -> tuple[TracerProvider, spanbreaker
         processor = spanbreaker.BreakerSpanProcessor(state=state if mode == "redis" else None, **BUDGETS)
         provider.add_span_processor(processor)
     return provider, processor
-
-
-def _step(tracer: Any, number: int) -> None:
-    with tracer.start_as_current_span(f"Step {number}", attributes={"openinference.span.kind": "CHAIN"}):
-        with tracer.start_as_current_span("OpenAIServerModel.generate", attributes={
-                "openinference.span.kind": "LLM", "llm.model_name": "gpt-4o-mini"}) as llm:
-            llm.set_attribute("llm.token_count.prompt", 1200)
-            llm.set_attribute("llm.token_count.completion", 80)
-            llm.set_attribute("llm.token_count.total", 1280)
-            llm.set_attribute("output.value", f"Thought: look at file {number}")
-        arguments = json.dumps({"args": [], "kwargs": {"command": f"sed -n '{number},{number + 40}p' m{number}.py"}})
-        with tracer.start_as_current_span("BashTool", attributes={
-                "openinference.span.kind": "TOOL", "tool.name": "bash", "input.value": arguments}) as tool:
-            tool.set_attribute("output.value", f"line {number}: def handler_{number}(request): ...")
-
-
-def per_span_ns(provider: TracerProvider, runs: int) -> float:
-    """Nanoseconds per span over steps 5..9 of many short runs (each run its own trace)."""
-    tracer = provider.get_tracer(SCOPE)
-    total = 0
-    for run in range(runs):
-        with tracer.start_as_current_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
-                                                                        "input.value": f"task {run}"}):
-            for number in range(5):
-                _step(tracer, number)
-            start = time.perf_counter_ns()
-            for number in range(5, 10):
-                _step(tracer, number)
-            total += time.perf_counter_ns() - start
-    return total / (runs * 5 * SPANS_PER_STEP)
 
 
 def cost(url: str, rounds: int, runs: int) -> None:
