@@ -40,6 +40,7 @@ from opentelemetry import trace as trace_api
 from opentelemetry.trace import Status, StatusCode
 
 from .. import marking
+from ._classes import subclasses
 
 logger = logging.getLogger("spanbreaker")
 
@@ -99,7 +100,7 @@ def loaded_models_only() -> Iterator[None]:
     original = instrumentation.find_model_subclasses
 
     def loaded() -> list[type]:
-        return sorted(_subclasses(Model), key=lambda cls: len(cls.__mro__), reverse=True)
+        return sorted(subclasses(Model), key=lambda cls: len(cls.__mro__), reverse=True)
 
     instrumentation.find_model_subclasses = loaded
     try:
@@ -163,7 +164,7 @@ class Patches:
         for name in _MODEL_ENTRY_POINTS:
             if name in Model.__dict__:
                 self._wrap(Model, name, self._model_entry)
-        for cls in _subclasses(Model):
+        for cls in subclasses(Model):
             self._ensure_model_traced(cls)
         if "create_tool_call_limit_error_result" in Model.__dict__:
             self._wrap(Model, "create_tool_call_limit_error_result", self._refused_call)
@@ -375,18 +376,6 @@ def _background_executor(self: Any) -> Any:
     if getattr(self, "_background_executor", None) is None:
         self._background_executor = ContextExecutor(max_workers=3, thread_name_prefix="agno-bg")
     return self._background_executor
-
-
-def _subclasses(cls: type) -> Iterator[type]:
-    seen: set[type] = set()
-    stack: list[type] = list(cls.__subclasses__())
-    while stack:
-        sub = stack.pop()
-        if sub in seen:
-            continue
-        seen.add(sub)
-        yield sub
-        stack.extend(sub.__subclasses__())
 
 
 def _conforms(content: Any, schema: Any) -> bool:

@@ -26,7 +26,7 @@ import importlib.util
 import inspect
 import logging
 import threading
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -35,6 +35,7 @@ from opentelemetry.trace import Status, StatusCode
 from .. import marking
 from ..errors import Tripped
 from ..processor import BreakerSpanProcessor
+from ._classes import subclasses
 
 logger = logging.getLogger("spanbreaker")
 
@@ -128,7 +129,7 @@ def instrument(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
         _state.tracer = OITracer(trace.get_tracer(SCOPE, __version__, tracer_provider), config=TraceConfig())
         _state.exported_models = frozenset(
             v for v in vars(smolagents).values() if isinstance(v, type) and issubclass(v, Model))
-        for cls in _subclasses(Model):
+        for cls in subclasses(Model):
             _trace_model_class(cls)
         original_hook = Model.__dict__.get("__init_subclass__")
 
@@ -177,18 +178,6 @@ def _wrap(wrapper: Callable[..., Any], function: Any) -> Any:
     import wrapt
 
     return wrapt.FunctionWrapper(function, wrapper)
-
-
-def _subclasses(cls: type) -> Iterator[type]:
-    seen: set[type] = set()
-    stack: list[type] = list(cls.__subclasses__())
-    while stack:
-        sub = stack.pop()
-        if sub in seen:
-            continue
-        seen.add(sub)
-        yield sub
-        stack.extend(sub.__subclasses__())
 
 
 def _trace_model_class(cls: type) -> None:
