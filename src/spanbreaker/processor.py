@@ -45,6 +45,7 @@ from .signals import (
     ToolCall,
     agent_start,
     classify,
+    delegation_key,
     fill_agent_result,
     fill_model_result,
     fill_tool_result,
@@ -556,7 +557,7 @@ class BreakerSpanProcessor(SpanProcessor):
             else:
                 events, status = span.events, span.status
             fill_tool_result(signal, raw_attributes(span), events, status, self._cap, self._format_types)
-            scope.slots["observation"] = scope.tools.record(signal)
+            scope.tools.record(signal)
             finding = self._run(trace, entry, self._tool_end_hooks, scope, signal)
         elif kind is Kind.LLM and isinstance(signal, ModelCall):
             fill_model_result(signal, raw_attributes(span))
@@ -583,9 +584,8 @@ class BreakerSpanProcessor(SpanProcessor):
                 signal.session_failures = count
             if len(entry.chain) >= 2:
                 caller = trace.scope(entry.chain[-2])
-                caller.delegations.record(ToolCall(name=signal.name, key=f"{signal.name}\x1f{signal.task_key}",
-                                                   args_text="", result_key=signal.output_key,
-                                                   error=signal.error))
+                caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
+                                                   hash(signal.output_key), error=signal.error))
             finding = self._run(trace, entry, self._agent_end_hooks, scope, signal)
         if finding is None:
             return None

@@ -41,7 +41,7 @@ INFORMATIVE_CHARS = 64
 
 @dataclass(slots=True)
 class _KeyHistory:
-    result_key: str
+    result_key: object
     streak: int
     mark: int
 
@@ -50,6 +50,9 @@ class _KeyHistory:
 class _Recent:
     call: ToolCall
     run: int
+    digits: bytes | None
+    """The ASCII digits of the recorded arguments (None when they are not query-sized): a necessary condition
+    for two calls to carry the same numbers, found without folding the text."""
     result_words: frozenset[str] | None = None
     """Computed on first need: most calls are never compared fuzzily."""
     args_numbers: tuple[str, ...] | None = None
@@ -61,12 +64,18 @@ class _Recent:
 
     def numbers(self) -> tuple[str, ...]:
         if self.args_numbers is None:
-            self.args_numbers = _numbers(self.call.args_text)
+            self.args_numbers = _numbers(self.call.args_text())
         return self.args_numbers
 
 
 _NUMBER_WORD = re.compile(r"(?<!\S)\S*\d\S*")
 """A word holding a digit, matched from the word's start only (no retry at every character)."""
+_NOT_DIGITS = bytes(b for b in range(256) if not 48 <= b <= 57)
+
+
+def _digits(text: str) -> bytes:
+    """The ASCII digits of ``text``, in order: one C pass, no regex."""
+    return text.encode("utf-8", "surrogatepass").translate(None, _NOT_DIGITS)
 
 
 def _numbers(text: str) -> tuple[str, ...]:
@@ -83,62 +92,99 @@ _NO_INDEXES: frozenset[int] = frozenset()
 """No earlier call paraphrases this one (shared, never mutated)."""
 
 
-@dataclass(slots=True)
-class Observation:
-    """What recording one finished call found."""
+class _ToolWindow:
+    """One tool's calls among the scope's recent ones, oldest first, and how many carry each digit string."""
 
-    new: bool
-    """New query or new information (near-duplicate tier)."""
-    stale_run: int
-    """Consecutive calls, this one included, that were not new."""
-    paraphrases: int
-    """Calls in the current stale run with similar-but-not-identical arguments and a similar result."""
-    unhelpful_streak: int
-    """Consecutive calls of this tool whose results were empty or errors (this one included)."""
+    __slots__ = ("digits", "entries")
+
+    def __init__(self) -> None:
+        self.entries: list[_Recent] = []
+        self.digits: dict[bytes, int] = {}
 
 
 class ToolHistory:
-    """One agent scope's call history. The processor holds the trace lock around every method."""
+    """One agent scope's call history. The processor holds the trace lock around every method.
 
-    __slots__ = ("_keys", "_recent", "_run", "_stale_run", "_streak_tool", "_unhelpful", "change_seq", "similarity")
+    After :meth:`record`, the attributes ``new``, ``stale_run``, ``paraphrases`` and ``unhelpful_streak`` say
+    what recording that call found (kept here rather than in an object per call: the detectors read them
+    right away, under the same lock).
+    """
+
+    __slots__ = ("_keys", "_recent", "_run", "_streak_tool", "_windows", "change_seq", "new", "paraphrases",
+                 "similarity", "stale_run", "unhelpful_streak")
 
     def __init__(self, similarity: float) -> None:
         self.similarity = similarity
         self.change_seq = 0
-        self._keys: OrderedDict[str, _KeyHistory] = OrderedDict()
-        self._recent: deque[_Recent] = deque(maxlen=RECENT)
+        self._keys: OrderedDict[object, _KeyHistory] = OrderedDict()
+        self._recent: deque[_Recent] = deque()
+        """The scope's last :data:`RECENT` calls, any tool, oldest first."""
+        self._windows: dict[str, _ToolWindow] = {}
+        """The same calls, per tool."""
         self._run = 0
-        self._stale_run = 0
         self._streak_tool = ""
-        self._unhelpful = 0
+        self.new = True
+        """The last call was a new query or brought new information (near-duplicate tier)."""
+        self.stale_run = 0
+        """Consecutive calls, the last one included, that were not new."""
+        self.paraphrases = 0
+        """Calls in the current stale run with similar-but-not-identical arguments and a similar result."""
+        self.unhelpful_streak = 0
+        """Consecutive calls of the last call's tool whose results were empty or errors (that one included)."""
 
-    def repeats_without_progress(self, key: str) -> int:
+    def repeats_without_progress(self, key: object) -> int:
         """How many identical calls with identical results ran since anything last changed."""
         history = self._keys.get(key)
         if history is None or history.mark != self.change_seq:
             return 0
         return history.streak
 
-    def record(self, call: ToolCall) -> Observation:
+    def record(self, call: ToolCall) -> None:
         new_key = self._record_exact(call)
-        entry = _Recent(call, self._run)
-        if call.query_sized:
-            entry.numbers()  # every query-sized entry carries its numbers: _paraphrased's quick rejection needs them
-        new, paraphrases = self._near_duplicates(call, entry, new_key)
+        raw = call.raw_args
+        entry = _Recent(call, self._run, None if raw is None else _digits(raw))
+        window = self._windows.get(call.name)
+        new, paraphrases = (True, 0) if window is None else self._near_duplicates(call, entry, new_key, window)
         if new:
             self._run += 1
-            self._stale_run = 0
+            self.stale_run = 0
         else:
-            self._stale_run += 1
+            self.stale_run += 1
+        self.new, self.paraphrases = new, paraphrases
         entry.run = self._run
-        self._recent.append(entry)
+        self._remember(entry)
         unhelpful = call.empty or call.error is not None
         if call.name == self._streak_tool and unhelpful:
-            self._unhelpful += 1
+            self.unhelpful_streak += 1
         else:
             self._streak_tool = call.name
-            self._unhelpful = 1 if unhelpful else 0
-        return Observation(new, self._stale_run, paraphrases, self._unhelpful)
+            self.unhelpful_streak = 1 if unhelpful else 0
+
+    def _remember(self, entry: _Recent) -> None:
+        recent = self._recent
+        if len(recent) >= RECENT:
+            self._forget(recent.popleft())
+        recent.append(entry)
+        window = self._windows.get(entry.call.name)
+        if window is None:
+            window = self._windows[entry.call.name] = _ToolWindow()
+        window.entries.append(entry)
+        if entry.digits is not None:
+            window.digits[entry.digits] = window.digits.get(entry.digits, 0) + 1
+
+    def _forget(self, old: _Recent) -> None:
+        """``old`` left the recent window: it is the oldest entry of its tool's window too."""
+        name = old.call.name
+        window = self._windows[name]
+        del window.entries[0]
+        if old.digits is not None:
+            left = window.digits[old.digits] - 1
+            if left:
+                window.digits[old.digits] = left
+            else:
+                del window.digits[old.digits]
+        if not window.entries:
+            del self._windows[name]
 
     def _record_exact(self, call: ToolCall) -> bool:
         """Returns True when the key was not in the history. Then no recent call has it either: a key in the
@@ -162,13 +208,16 @@ class ToolHistory:
         history.mark = self.change_seq
         return False
 
-    def _near_duplicates(self, call: ToolCall, entry: _Recent, new_key: bool) -> tuple[bool, int]:
-        cutoff = self.similarity
-        name = call.name
-        earlier = [prev for prev in self._recent if prev.call.name == name]
+    def _near_duplicates(self, call: ToolCall, entry: _Recent, new_key: bool,
+                         window: _ToolWindow) -> tuple[bool, int]:
+        earlier = window.entries
         if not earlier:
             return True, 0
-        similar_args = self._paraphrased(call, entry, earlier) if call.query_sized else _NO_INDEXES
+        cutoff = self.similarity
+        # Paraphrases need the same numbers, so the same digits: when no earlier call of this tool has them
+        # (the common case), the arguments are never folded.
+        similar_args = (self._paraphrased(call, entry, earlier)
+                        if entry.digits is not None and entry.digits in window.digits else _NO_INDEXES)
         if not similar_args:
             # Only an earlier call with the same key can make this one not new, and no paraphrase is counted
             # (that needs a different key): the loop below reduced to its exact-key case, stopping at the first.
@@ -206,29 +255,25 @@ class ToolHistory:
         Only calls with an informative result are compared this way (folding the result is done on this first
         need): a short result says nothing about whether two differently worded calls asked the same thing.
         """
-        # The candidates, found without building a list when there is none (the common case: every earlier
-        # call differs in a number). choices[i] is the earlier call's arguments, or None when not comparable.
+        if not call.query_sized():
+            return _NO_INDEXES
         numbers = entry.numbers()
-        if numbers not in [prev.args_numbers for prev in earlier]:
-            return _NO_INDEXES  # quick rejection: every query-sized entry carries its numbers (see record)
-        key = call.key
+        key, digits = call.key, entry.digits
         choices: list[str | None] | None = None
         informative = False
         for index, prev in enumerate(earlier):
             before = prev.call
-            if not before.query_sized or before.key == key:
-                continue
-            prev_numbers = prev.args_numbers
-            if (prev_numbers if prev_numbers is not None else prev.numbers()) != numbers:
+            if prev.digits != digits or before.key == key or not before.query_sized() or prev.numbers() != numbers:
                 continue
             if choices is None:
                 choices = [None] * len(earlier)
-            choices[index] = before.args_text
-            informative = informative or bool(before.args_text)
+            args_text = before.args_text()
+            choices[index] = args_text
+            informative = informative or bool(args_text)
         if choices is None or not informative or len(call.result_text()) < INFORMATIVE_CHARS:
             return _NO_INDEXES
         cutoff = self.similarity
-        found = {index for _, _, index in extract(call.args_text, choices, scorer=ratio, score_cutoff=cutoff,
+        found = {index for _, _, index in extract(call.args_text(), choices, scorer=ratio, score_cutoff=cutoff,
                                                   limit=None)}
         reordered = [prev.call.args_sorted() if choice is not None else None
                      for prev, choice in zip(earlier, choices, strict=True)]

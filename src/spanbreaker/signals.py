@@ -143,29 +143,46 @@ def _pick(attributes: Mapping[str, Any], *keys: str) -> Any:
 # ----------------------------------------------------------------------------------------------- signals
 @dataclass(slots=True)
 class ToolCall:
-    """A tool span: what was asked at start, what came back at end."""
+    """A tool span: what was asked at start, what came back at end.
+
+    Keys are Python hashes of the recorded text (bounded by ``cap``: longer text is digested first). They
+    only ever meet keys made in the same process, and a hash is a fraction of the cost of a digest (evidence
+    carries a stable digest instead: :func:`args_fingerprint`). The text forms that near-duplicate
+    comparison needs are computed on first need, since most calls are never compared fuzzily.
+    """
 
     name: str
-    key: str
-    """Fingerprint of (tool name, canonical arguments)."""
-    args_text: str
-    """Normalised arguments for near-duplicate comparison (never exported); '' when not query-sized."""
-    query_sized: bool = False
-    """Arguments short enough to be compared fuzzily (a search query, not a script)."""
-    result_key: str = ""
+    key: int
+    """Hash of (tool name, canonical arguments)."""
+    raw_args: str | None
+    """The recorded arguments when short enough to be a query ('' for none), else None (a script, a
+    document: never compared fuzzily). Never exported."""
+    result_key: int = 0
     result_sample: str = ""
     """Head and tail of the raw result, folded into :meth:`result_text` only when a comparison needs it."""
     empty: bool = False
     error: str | None = None
     """Root exception class name when the call failed."""
-    _result_text: str | None = None
+    _args_text: str | None = None
     _args_sorted: str | None = None
+    _result_text: str | None = None
+
+    def args_text(self) -> str:
+        """Normalised arguments for near-duplicate comparison ('' when not query-sized)."""
+        if self._args_text is None:
+            raw = self.raw_args
+            self._args_text = "" if raw is None else _ARGS_WRAPPER.sub("", similarity_text(raw), count=1)
+        return self._args_text
+
+    def query_sized(self) -> bool:
+        """Arguments short enough to be compared fuzzily (a search query, not a script)."""
+        return self.raw_args is not None and len(self.args_text()) < SIMILARITY_CHARS
 
     def args_sorted(self) -> str:
         """The argument words in sorted order, computed once: comparing these is rapidfuzz's token_sort_ratio
         without re-sorting every earlier call's words at every comparison."""
         if self._args_sorted is None:
-            self._args_sorted = " ".join(sorted(self.args_text.split()))
+            self._args_sorted = " ".join(sorted(self.args_text().split()))
         return self._args_sorted
 
     def result_text(self) -> str:
@@ -173,6 +190,11 @@ class ToolCall:
         if self._result_text is None:
             self._result_text = similarity_text(self.result_sample)
         return self._result_text
+
+
+def delegation_key(callee: str, task_key: str) -> int:
+    """The key of a delegation (callee, task) in the caller's history."""
+    return hash((callee, task_key))
 
 
 @dataclass(slots=True)
@@ -224,31 +246,47 @@ def tool_name(name: str, attributes: Mapping[str, Any]) -> str:
 
 
 def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> ToolCall:
-    """Fingerprint the call's arguments as they were recorded; parse them only when a volatile key is present.
+    """Key the call's arguments as they were recorded; parse them only when a volatile key is present.
 
-    An agent that loops emits the same call text again, so the exact tier fingerprints the recorded text (one
-    hash, no JSON round trip on the hot path). Arguments naming a volatile key (a timestamp, a request id) are
+    An agent that loops emits the same call text again, so the exact tier keys the recorded text (one hash,
+    no JSON round trip on the hot path). Arguments naming a volatile key (a timestamp, a request id) are
     parsed and re-serialised without it, so those calls still match.
     """
+    tool, text = _tool_arguments(name, attributes, volatile, cap)
+    key = hash((tool, text)) if len(text) <= cap else hash((tool, digest(text, cap)))
+    # Positional (name, key, raw_args): cheaper than keywords on the hot path.
+    return ToolCall(tool, key, text if len(text) < _QUERY_RAW_CHARS else None)
+
+
+def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> tuple[str, str]:
+    """The tool's name and its canonical argument text."""
     tool = tool_name(name, attributes)
     raw = attributes.get("input.value")
     if raw is None:
         raw = _pick(attributes, "gen_ai.tool.call.arguments", "tool.parameters")
-    text = raw if isinstance(raw, str) else (as_str(raw) or "")
+    text = raw if type(raw) is str else (as_str(raw) or "")
     if text and text[0] in "{[" and _names_volatile_key(text, volatile):
         text = canonical_args(text, volatile, cap)
-    key = digest(f"{tool}\x1f{text}", cap)
-    if len(text) >= 2 * SIMILARITY_CHARS + _WRAPPER_CHARS:  # a script or a document, not a query
-        return ToolCall(tool, key, "")
-    args_text = _ARGS_WRAPPER.sub("", similarity_text(text), count=1)
-    # Positional (name, key, args_text, query_sized): cheaper than keywords on the hot path.
-    return ToolCall(tool, key, args_text, len(args_text) < SIMILARITY_CHARS)
+    return tool, text
+
+
+def args_fingerprint(span: Any, volatile: frozenset[str], cap: int) -> str:
+    """A stable hex fingerprint of a tool span's (name, canonical arguments), for evidence.
+
+    Computed when a trip is reported, from the span's recorded attributes: the in-memory keys are per-process
+    hashes, and evidence must read the same in every process and every replay.
+    """
+    name = getattr(span, "name", "")
+    tool, text = _tool_arguments(name if isinstance(name, str) else "", raw_attributes(span), volatile, cap)
+    return digest(f"{tool}\x1f{text}", cap)
 
 
 _ARGS_WRAPPER = re.compile(r"^args (?:sanitize_inputs_outputs (?:true|false) )?kwargs ")
 """The smolagents instrumentor's envelope around tool arguments, once folded: the same for every call, so it
 would only make different queries look alike."""
 _WRAPPER_CHARS = 64
+_QUERY_RAW_CHARS = 2 * SIMILARITY_CHARS + _WRAPPER_CHARS
+"""Recorded arguments this long or longer are a script or a document, not a query (and are not kept)."""
 _IGNORED_VOLATILE = frozenset({"sanitize_inputs_outputs"})
 """Constant within a tool's calls: present in every smolagents call, no reason to parse them."""
 
@@ -272,13 +310,17 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     if raw is None:
         raw = attributes.get("gen_ai.tool.call.result")
     output = raw if type(raw) is str else as_str(raw)
-    call.error = root_error(events, status, format_types)
+    error = call.error = root_error(events, status, format_types)
     text = output if output is not None else ""
-    if call.error is not None and not text:
-        text = f"error:{call.error}"
-    call.result_key = digest(text, cap)
-    call.result_sample = sample(text)
-    call.empty = call.error is None and is_empty_result(output)
+    if error is not None and not text:
+        text = f"error:{error}"
+    call.result_key = hash(text) if len(text) <= cap else hash(digest(text, cap))
+    call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
+    call.empty = error is None and (output is None or (len(output) <= 64 and is_empty_result(output)))
+
+
+_SAMPLE_CHARS = SIMILARITY_CHARS * 4
+"""Results up to this long are their own sample (no copy)."""
 
 
 def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall:

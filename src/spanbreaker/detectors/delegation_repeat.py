@@ -7,7 +7,7 @@ Also covers delegation *tools* (Agno's ``delegate_task_to_member``), reported un
 
 from __future__ import annotations
 
-from ..signals import AgentRun
+from ..signals import AgentRun, delegation_key
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
 
@@ -32,5 +32,5 @@ class DelegationRepeat(Detector):
         return None
 
 
-def _key(run: AgentRun) -> str:
-    return f"{run.name}\x1f{run.task_key}"
+def _key(run: AgentRun) -> int:
+    return delegation_key(run.name, run.task_key)

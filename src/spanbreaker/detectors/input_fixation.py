@@ -16,8 +16,8 @@ class InputFixation(Detector):
     id = "input_fixation"
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
-        observation = scope.slots.get("observation")
-        if observation is None or self.is_polling_tool(call.name):
+        observation = scope.tools  # what recording this call found
+        if self.is_polling_tool(call.name):
             return None
         count = observation.paraphrases + 1
         limit = self.config.fixation_max

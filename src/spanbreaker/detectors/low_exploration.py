@@ -16,8 +16,8 @@ class LowExploration(Detector):
     id = "low_exploration"
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
-        observation = scope.slots.get("observation")
-        if observation is None or self.is_polling_tool(call.name):
+        observation = scope.tools  # what recording this call found
+        if self.is_polling_tool(call.name):
             return None
         window = self.config.exploration_window
         if observation.stale_run >= window:

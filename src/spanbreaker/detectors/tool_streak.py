@@ -16,9 +16,7 @@ class ToolStreak(Detector):
     id = "tool_streak"
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
-        streak = scope.slots.get("observation")
-        if streak is None:
-            return None
+        streak = scope.tools  # what recording this call found
         config = self.config
         if self.no_polling_tools:  # no per-tool policy either
             limit = config.tool_streak_max
