@@ -92,6 +92,12 @@ class _Trip:
     new_state: BreakerState
 
 
+_KIND_BY_OPENINFERENCE = {"AGENT": Kind.AGENT, "CHAIN": Kind.CHAIN, "LLM": Kind.LLM, "TOOL": Kind.TOOL}
+"""The common spellings of ``openinference.span.kind``, decided inline; :func:`classify` handles the rest."""
+_CLEAN_STEP = StepEnd(None)
+_UNSET, _OK = StatusCode.UNSET, StatusCode.OK
+
+
 def _hex_trace(trace_id: int) -> str:
     return f"{trace_id:032x}"
 
@@ -248,9 +254,61 @@ class BreakerSpanProcessor(SpanProcessor):
         return ended
 
     # ----------------------------------------------------------------------------------- SpanProcessor
+    # The hot path (on_start, on_end and what they call for a CLOSED trace) is written for the interpreter:
+    # fields rather than properties, few Python calls, no objects it can avoid. A Python call or an object
+    # costs as much as several dict lookups (BENCHMARKS.md), and this runs for every span the application makes.
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
-            trip = self._on_start(span)
+            self.stats.spans_started += 1
+            if type(span) is Span:  # the SDK's own span: its fields, not its properties (each one a Python call)
+                context, name, parent = span._context, span._name, span._parent
+                attributes = getattr(span._attributes, "_dict", None)  # what raw_attributes reads, without the call
+                if type(attributes) is not dict:
+                    attributes = raw_attributes(span)
+            else:
+                context, name, parent = span.context, span.name, span.parent
+                attributes = raw_attributes(span)
+            if context is None:
+                return
+            value = attributes.get("openinference.span.kind")
+            kind = _KIND_BY_OPENINFERENCE.get(value) if type(value) is str else None
+            if kind is None:
+                kind = classify(name, attributes)
+            trace_id, span_id = context.trace_id, context.span_id
+            parent_id = parent.span_id if parent is not None else None
+            now = self._clock()
+            trace = self._traces.get(trace_id)  # _trace's common case inline: the trace is already known
+            if trace is None:
+                trace = self._trace(trace_id, now)
+            else:
+                trace.last_seen = now
+            lock = trace.lock
+            lock.acquire()
+            try:
+                open_spans = trace.open
+                if trace.root_id is None and (parent is None or parent.is_remote or parent_id not in open_spans):
+                    trace.root_id = span_id
+                up = open_spans.get(parent_id) if parent_id is not None else None
+                if up is not None:
+                    scope, chain, step = up.scope, up.chain, up.step
+                else:
+                    scope, chain, step = None, (), None
+                    if self.shared is not None and parent is not None and parent.is_remote:
+                        chain = self._guard(self.shared.inherited_chain) or ()  # the caller's agents, from the request
+                signal: AgentRun | None = None
+                if kind is Kind.AGENT:
+                    signal = agent_start(name, attributes, self._cap)
+                    scope, chain = trace.scope(signal.name), (*chain, signal.name)
+                elif kind is Kind.CHAIN:
+                    step = name if isinstance(name, str) else None
+                entry = OpenSpan(span, parent_id, kind, scope, chain, step, signal)
+                if len(open_spans) < MAX_OPEN_SPANS:
+                    open_spans[span_id] = entry
+                if kind is Kind.CHAIN or kind is Kind.OTHER:  # not in GATED_KINDS: nothing to veto
+                    return
+                trip = self._gate(trace, entry, up, kind, name, attributes, signal, now)
+            finally:
+                lock.release()
         except Exception as exc:
             self._internal_error(exc)
             return
@@ -259,7 +317,25 @@ class BreakerSpanProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            trip = self._on_end(span)
+            self.stats.spans_ended += 1
+            context = span._context if type(span) is ReadableSpan else span.context  # the SDK's: no property call
+            if context is None:
+                return
+            trace = self._traces.get(context.trace_id)
+            if trace is None:
+                return
+            span_id = context.span_id
+            lock = trace.lock
+            lock.acquire()
+            try:
+                entry = trace.open.pop(span_id, None)
+                trip = None
+                if entry is not None and entry.kind is not Kind.OTHER:
+                    trip = self._account(trace, entry, span)
+                if span_id == trace.root_id:
+                    self._drop(trace)
+            finally:
+                lock.release()
         except Exception as exc:
             self._internal_error(exc)
             return
@@ -314,50 +390,43 @@ class BreakerSpanProcessor(SpanProcessor):
             if len(self._records) > MAX_RECORDS:
                 self._records.popitem(last=False)
 
-    def _on_start(self, span: Span) -> _Trip | None:
-        self.stats.spans_started += 1
-        if type(span) is Span:  # the SDK's own span: its fields, not its properties (each one a Python call)
-            context, name, parent = span._context, span._name, span._parent
-            attributes = getattr(span._attributes, "_dict", None)  # what raw_attributes reads, without the call
-            if type(attributes) is not dict:
-                attributes = raw_attributes(span)
-        else:
-            context, name, parent = span.context, span.name, span.parent
-            attributes = raw_attributes(span)
-        if context is None:
-            return None
-        trace_id, span_id = context.trace_id, context.span_id
-        kind = classify(name, attributes)
-        parent_id = parent.span_id if parent is not None else None
-        now = self._clock()
-        trace = self._traces.get(trace_id)  # _trace's common case inline: the trace is already known
-        if trace is None:
-            trace = self._trace(trace_id, now)
-        else:
-            trace.last_seen = now
-        with trace.lock:
-            open_spans = trace.open
-            if trace.root_id is None and (parent is None or parent.is_remote or parent_id not in open_spans):
-                trace.root_id = span_id
-            up = open_spans.get(parent_id) if parent_id is not None else None
-            agent, chain, step = (up.agent, up.chain, up.step) if up is not None else ("", (), None)
-            if up is None and self.shared is not None and parent is not None and parent.is_remote:
-                chain = self._guard(self.shared.inherited_chain) or ()  # the caller's agents, from the request
-            signal: ToolCall | ModelCall | AgentRun | None = None
-            if kind is Kind.AGENT:
-                signal = agent_start(name, attributes, self._cap)
-                agent, chain = signal.name, (*chain, signal.name)
-            elif kind is Kind.CHAIN:
-                step = name if isinstance(name, str) else None
-            entry = OpenSpan(span, parent_id, kind, agent, chain, step, signal)
-            if len(open_spans) < MAX_OPEN_SPANS:
-                open_spans[span_id] = entry
-            if kind is Kind.CHAIN or kind is Kind.OTHER:  # not in GATED_KINDS: nothing to veto
-                return None
-            return self._gate(trace, entry, span_id, kind, name, attributes, signal, now)
-
-    def _gate(self, trace: TraceState, entry: OpenSpan, span_id: int, kind: Kind, name: str,
+    def _gate(self, trace: TraceState, entry: OpenSpan, up: OpenSpan | None, kind: Kind, name: str,
               attributes: Any, signal: Any, now: float) -> _Trip | None:
+        """A TOOL, LLM or AGENT span starts: admit it (breaker) and run the start detectors on its inputs."""
+        breaker = trace.breaker
+        if breaker.record is not None or breaker.state is not BreakerState.CLOSED or self.shared is not None:
+            trip, proceed = self._admit(trace, entry, kind, now)
+            if not proceed:
+                return trip
+        scope = entry.scope
+        if scope is None:
+            scope = trace.scope("")
+        hooks: list[Callable[..., Finding | None]]
+        if kind is Kind.TOOL:
+            trace.totals.tool_calls += 1
+            if self.shared is not None:
+                self._guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
+            if up is not None:
+                up.tool_calls += 1
+            signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
+            hooks = self._tool_start_hooks
+        elif kind is Kind.LLM:
+            trace.totals.model_calls += 1
+            signal = entry.signal = model_start(name, attributes, self._cap)
+            hooks = self._model_start_hooks
+        else:
+            hooks = self._agent_start_hooks
+        for check in hooks:
+            finding = check(trace, scope, entry, signal)
+            if finding is not None:
+                if not finding.warning:
+                    return self._trip_from(trace, entry, finding, now, start=True)
+                self._warn(trace, entry, finding)
+        return None
+
+    def _admit(self, trace: TraceState, entry: OpenSpan, kind: Kind, now: float) -> tuple[_Trip | None, bool]:
+        """The breaker's say on a call once the trace has a trip or shares state: (a trip to act on, whether
+        detection goes on). CLOSED local traces never come here."""
         breaker = trace.breaker
         record = breaker.record
         if record is not None:
@@ -369,49 +438,17 @@ class BreakerSpanProcessor(SpanProcessor):
             remote = self._guard(self.shared.remote_trip, trace.trace_id)
             if remote is not None:
                 old = breaker.trip(remote, now)
-                return self._decide(trace, entry, remote, now, old, start=True, new_trip=True)
-        if breaker.state is not BreakerState.CLOSED:  # CLOSED admits every call: no need to ask the breaker
-            admission = breaker.admit(now, self.config.half_open_after_s, span_id)
+                return self._decide(trace, entry, remote, now, old, start=True, new_trip=True), False
+        if breaker.state is not BreakerState.CLOSED:
+            admission = breaker.admit(now, self.config.half_open_after_s, entry.span.context.span_id)
             if admission is Admission.BLOCK:
                 if not self._enforce or record is None:
-                    return None
-                return self._decide(trace, entry, record, now, breaker.state, start=True, new_trip=False)
+                    return None, False
+                return self._decide(trace, entry, record, now, breaker.state, start=True, new_trip=False), False
             if admission is Admission.PROBE:
                 entry.probe = True
                 self._notify_state(_hex_trace(trace.trace_id), BreakerState.OPEN, BreakerState.HALF_OPEN)
-        scope = trace.scopes.get(entry.agent) or trace.scope(entry.agent)
-        finding: Finding | None
-        if kind is Kind.TOOL:
-            trace.totals.tool_calls += 1
-            if self.shared is not None:
-                self._guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
-            parent = trace.open.get(entry.parent_id) if entry.parent_id is not None else None
-            if parent is not None:
-                parent.tool_calls += 1
-            call = tool_start(name, attributes, self._volatile, self._cap)
-            entry.signal = call
-            finding = self._run(trace, entry, self._tool_start_hooks, scope, call)
-        elif kind is Kind.LLM:
-            trace.totals.model_calls += 1
-            model = model_start(name, attributes, self._cap)
-            entry.signal = model
-            finding = self._run(trace, entry, self._model_start_hooks, scope, model)
-        else:
-            finding = self._run(trace, entry, self._agent_start_hooks, scope, signal)
-        if finding is None:
-            return None
-        return self._trip_from(trace, entry, finding, now, start=True)
-
-    def _run(self, trace: TraceState, entry: OpenSpan, hooks: list[Callable[..., Finding | None]], scope: Any,
-             signal: Any) -> Finding | None:
-        for check in hooks:
-            finding = check(trace, scope, entry, signal)
-            if finding is None:
-                continue
-            if not finding.warning:
-                return finding
-            self._warn(trace, entry, finding)
-        return None
+        return None, True
 
     def _warn(self, trace: TraceState, entry: OpenSpan, finding: Finding) -> None:
         key = (finding.detector, entry.agent)
@@ -514,28 +551,8 @@ class BreakerSpanProcessor(SpanProcessor):
             raise trip.exception(record.detector, record.reason, record.trace_id, record.evidence,
                                  blocked=not trip.new_trip)
 
-    def _on_end(self, span: ReadableSpan) -> _Trip | None:
-        self.stats.spans_ended += 1
-        context = span._context if type(span) is ReadableSpan else span.context  # the SDK's: no property call
-        if context is None:
-            return None
-        trace = self._traces.get(context.trace_id)
-        if trace is None:
-            return None
-        span_id = context.span_id
-        with trace.lock:
-            entry = trace.open.pop(span_id, None)
-            trip = None
-            if entry is not None:
-                trip = self._account(trace, entry, span)
-            if span_id == trace.root_id:
-                self._drop(trace)
-            return trip
-
     def _account(self, trace: TraceState, entry: OpenSpan, span: ReadableSpan) -> _Trip | None:
-        kind, signal = entry.kind, entry.signal
-        if kind is Kind.OTHER:
-            return None
+        """A tracked span ended: account for what it returned and run the end detectors."""
         now: float | None = None  # read only when needed: most spans neither end a probe nor trip
         if entry.probe:
             now = self._clock()
@@ -545,22 +562,31 @@ class BreakerSpanProcessor(SpanProcessor):
                 trace.forget_progress()
             self._notify_state(_hex_trace(trace.trace_id), BreakerState.HALF_OPEN, new)
         breaker = trace.breaker
-        if breaker.state is not BreakerState.CLOSED and self._enforce:
-            return None
-        if breaker.record is not None and not self._enforce:
-            return None  # observe mode: the first trip is the one reported
-        scope = trace.scopes.get(entry.agent) or trace.scope(entry.agent)
-        finding: Finding | None = None
-        if kind is Kind.TOOL and isinstance(signal, ToolCall):
-            if type(span) is ReadableSpan:  # the SDK's fields: no property calls, no copy of an empty event list
-                events, status = span._events or (), span._status
-            else:
-                events, status = span.events, span.status
-            fill_tool_result(signal, raw_attributes(span), events, status, self._cap, self._format_types)
+        if breaker.record is not None and (not self._enforce or breaker.state is not BreakerState.CLOSED):
+            return None  # enforce: nothing to learn while OPEN; observe: the first trip is the one reported
+        if type(span) is ReadableSpan:  # the SDK's fields: no property calls, no copy of an empty event list
+            events, status = span._events or (), span._status
+            attributes = getattr(span._attributes, "_dict", None)
+            if type(attributes) is not dict:
+                attributes = raw_attributes(span)
+        else:
+            events, status, attributes = span.events, span.status, raw_attributes(span)
+        scope = entry.scope
+        if scope is None:
+            scope = trace.scope("")
+        kind = entry.kind
+        signal: Any = entry.signal
+        hooks: list[Callable[..., Finding | None]]
+        if kind is Kind.TOOL:
+            if not isinstance(signal, ToolCall):
+                return None  # admitted without detection (observe mode while OPEN)
+            fill_tool_result(signal, attributes, events, status, self._cap, self._format_types)
             scope.tools.record(signal)
-            finding = self._run(trace, entry, self._tool_end_hooks, scope, signal)
-        elif kind is Kind.LLM and isinstance(signal, ModelCall):
-            fill_model_result(signal, raw_attributes(span))
+            hooks = self._tool_end_hooks
+        elif kind is Kind.LLM:
+            if not isinstance(signal, ModelCall):
+                return None
+            fill_model_result(signal, attributes)
             totals = trace.totals
             totals.tokens += signal.tokens
             spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(
@@ -568,13 +594,17 @@ class BreakerSpanProcessor(SpanProcessor):
             totals.cost_usd += spent
             if self.shared is not None:
                 self._guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
-            finding = self._run(trace, entry, self._model_end_hooks, scope, signal)
+            hooks = self._model_end_hooks
         elif kind is Kind.CHAIN:
-            step = StepEnd(root_error(_events(span), _status(span), self._format_types))
-            finding = self._run(trace, entry, self._step_end_hooks, scope, step)
-        elif kind is Kind.AGENT and isinstance(signal, AgentRun):
-            fill_agent_result(signal, raw_attributes(span), _events(span), _status(span), self._cap,
-                              self._format_types)
+            code = getattr(status, "status_code", None)
+            # A clean step (no events, status unset or OK) shares one signal: no object per step.
+            signal = _CLEAN_STEP if not events and (code is _UNSET or code is _OK) else StepEnd(
+                root_error(events, status, self._format_types))
+            hooks = self._step_end_hooks
+        else:
+            if not isinstance(signal, AgentRun):
+                return None
+            fill_agent_result(signal, attributes, events, status, self._cap, self._format_types)
             if signal.validation_failed and signal.session:
                 count = self._sessions.get(signal.session, 0) + 1
                 self._sessions[signal.session] = count
@@ -586,10 +616,15 @@ class BreakerSpanProcessor(SpanProcessor):
                 caller = trace.scope(entry.chain[-2])
                 caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
                                                    hash(signal.output_key), error=signal.error))
-            finding = self._run(trace, entry, self._agent_end_hooks, scope, signal)
-        if finding is None:
-            return None
-        return self._trip_from(trace, entry, finding, now if now is not None else self._clock(), start=False)
+            hooks = self._agent_end_hooks
+        for check in hooks:
+            finding = check(trace, scope, entry, signal)
+            if finding is not None:
+                if not finding.warning:
+                    return self._trip_from(trace, entry, finding, now if now is not None else self._clock(),
+                                           start=False)
+                self._warn(trace, entry, finding)
+        return None
 
     def _drop(self, trace: TraceState) -> None:
         self._keep_record(trace)
@@ -634,18 +669,6 @@ def _descends_from(open_spans: Any, entry: OpenSpan, ancestor_id: int) -> bool:
         current = open_spans.get(current.parent_id) if current.parent_id is not None else None
         seen += 1
     return False
-
-
-def _events(span: Any) -> Any:
-    """The span's events, without the SDK's copy into a tuple when it holds none (most spans)."""
-    if type(span) is ReadableSpan and not span._events:
-        return ()
-    return span.events
-
-
-def _status(span: Any) -> Any:
-    """``span.status``, read from the SDK's field without the property call."""
-    return span._status if type(span) is ReadableSpan else span.status
 
 
 def _scope_name(span: Any) -> str | None:

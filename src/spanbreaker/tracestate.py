@@ -24,8 +24,8 @@ class OpenSpan:
     span: Any
     parent_id: int | None
     kind: Kind
-    agent: str
-    """Name of the nearest agent (itself for AGENT spans); '' outside any agent."""
+    scope: AgentScope | None
+    """The nearest agent's scope (its own for AGENT spans); None outside any agent (the trace's '' scope)."""
     chain: tuple[str, ...]
     """Agent names from the root down to this span's agent."""
     step: str | None
@@ -35,6 +35,11 @@ class OpenSpan:
     tool_calls: int = 0
     """Tool calls started under this span (CHAIN spans: per-step count)."""
 
+    @property
+    def agent(self) -> str:
+        """Name of the nearest agent (itself for AGENT spans); '' outside any agent."""
+        return self.scope.name if self.scope is not None else ""
+
 
 @dataclass(slots=True)
 class AgentScope:
@@ -43,6 +48,12 @@ class AgentScope:
     delegations: ToolHistory
     slots: dict[str, Any] = field(default_factory=dict)
     """Per-detector state for this agent (keyed by detector id)."""
+
+    def forget(self) -> None:
+        """Start detection afresh. In place: open spans hold this scope and pass it to their children."""
+        self.tools = ToolHistory(self.tools.similarity)
+        self.delegations = ToolHistory(self.delegations.similarity)
+        self.slots.clear()
 
 
 @dataclass(slots=True)
@@ -90,6 +101,7 @@ class TraceState:
 
     def forget_progress(self) -> None:
         """After a successful HALF_OPEN probe: start detection afresh, keep the budgets."""
-        self.scopes.clear()
+        for scope in self.scopes.values():
+            scope.forget()
         self.slots.clear()
         self.warned.clear()
