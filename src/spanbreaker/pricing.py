@@ -11,9 +11,10 @@ from __future__ import annotations
 import contextlib
 import threading
 from decimal import Decimal
+from typing import Any
 
 _MILLION = 1_000_000
-_cache: dict[tuple[str | None, str], tuple[float, float] | None] = {}
+_cache: dict[tuple[str | None, str | None], tuple[float, float] | None] = {}
 _lock = threading.Lock()
 
 
@@ -62,9 +63,13 @@ def price_per_token(model: str | None, provider: str | None = None) -> tuple[flo
     return value
 
 
+_UNKNOWN = object()
+
+
 def cost_usd(model: str | None, provider: str | None, prompt_tokens: int | None,
              completion_tokens: int | None) -> float:
-    prices = price_per_token(model, provider)
+    cached: Any = _cache.get((provider, model), _UNKNOWN)  # the cache hit without a call (all calls but the first)
+    prices: tuple[float, float] | None = price_per_token(model, provider) if cached is _UNKNOWN else cached
     if prices is None:
         return 0.0
     return (prompt_tokens or 0) * prices[0] + (completion_tokens or 0) * prices[1]

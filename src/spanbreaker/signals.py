@@ -207,12 +207,8 @@ class ModelCall:
     completion_tokens: int | None = None
     total_tokens: int | None = None
     cost_usd: float | None = None
-
-    @property
-    def tokens(self) -> int:
-        if self.total_tokens is not None:
-            return self.total_tokens
-        return (self.prompt_tokens or 0) + (self.completion_tokens or 0)
+    tokens: int = 0
+    """Tokens the call used: the reported total, else prompt + completion (set with the result)."""
 
 
 @dataclass(slots=True)
@@ -329,38 +325,44 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall
         value = _pick(attributes, "gen_ai.request.model", "gen_ai.response.model")
     model = value if type(value) is str else as_str(value)
     raw = attributes.get("input.value")
-    input_chars = len(raw) if isinstance(raw, str) else 0
+    if type(raw) is not str:
+        return ModelCall(model, None, len(raw) if isinstance(raw, str) else 0, 0)
     history = 0
-    if isinstance(raw, str) and raw.find("from_history", 0, cap) >= 0:  # bounded scan, no copy of the prompt
+    if raw.find("from_history", 0, cap) >= 0:  # bounded scan, no copy of the prompt
         history = raw.count('"from_history": true', 0, cap) + raw.count('"from_history":true', 0, cap)
-    return ModelCall(model, None, input_chars, history)  # positional: cheaper than keywords on the hot path
+    return ModelCall(model, None, len(raw), history)  # positional: cheaper than keywords on the hot path
 
 
 def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
     # Each figure reads its OpenInference key first and falls back to the GenAI ones only when it is absent:
-    # the same answer as _pick over all the keys, with one dict lookup (no call) on the common path.
+    # the same answer as _pick over all the keys, with one dict lookup (no call) on the common path. Counts
+    # that are plain non-negative ints (the common case) are taken without a call to as_int.
     get = attributes.get
     value = get("llm.model_name")
     if value is None:
         value = _pick(attributes, "gen_ai.response.model", "gen_ai.request.model")
-    call.model = (value if type(value) is str else as_str(value)) or call.model
+    if value is not None:
+        call.model = (value if type(value) is str else as_str(value)) or call.model
     value = get("llm.provider")
     if value is None:
         value = _pick(attributes, "gen_ai.provider.name", "gen_ai.system", "llm.system")
-    call.provider = value if type(value) is str else as_str(value)
+    call.provider = value if type(value) is str or value is None else as_str(value)
     value = get("llm.token_count.prompt")
     if value is None:
         value = _pick(attributes, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens")
-    call.prompt_tokens = _as_count(value)
+    prompt = call.prompt_tokens = value if type(value) is int and value >= 0 else _as_count(value)
     value = get("llm.token_count.completion")
     if value is None:
         value = _pick(attributes, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")
-    call.completion_tokens = _as_count(value)
-    call.total_tokens = _as_count(get("llm.token_count.total"))
+    completion = call.completion_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+    value = get("llm.token_count.total")
+    total = call.total_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+    call.tokens = total if total is not None else (prompt or 0) + (completion or 0)
     value = get("llm.cost.total")
-    call.cost_usd = None if value is None else as_float(value)
+    if value is not None:
+        call.cost_usd = as_float(value)
     if call.input_chars == 0:
-        raw = attributes.get("input.value")
+        raw = get("input.value")
         call.input_chars = len(raw) if isinstance(raw, str) else 0
 
 

@@ -78,8 +78,8 @@ class TraceState:
         self.scopes: dict[str, AgentScope] = {}
         self.slots: dict[str, Any] = {}
         self.totals = Totals()
-        self.remote = Totals()
-        """What other processes spent on this trace (shared state); zero when state is local."""
+        self.remote: Totals | None = None
+        """What other processes spent on this trace (shared state); None when state is local."""
         self.warned: set[tuple[str, str]] = set()
         self.last_seen = now
 
@@ -92,9 +92,13 @@ class TraceState:
         return scope
 
     def usage(self) -> Totals:
-        """Budgets are judged on this: local spending plus what other processes reported."""
+        """Budgets are judged on this: local spending plus what other processes reported.
+
+        Hot callers write ``trace.totals if trace.remote is None else trace.usage()``: the same answer without
+        a call when state is local.
+        """
         local, remote = self.totals, self.remote
-        if not (remote.tokens or remote.model_calls or remote.tool_calls or remote.cost_usd):
+        if remote is None:
             return local
         return Totals(local.tokens + remote.tokens, local.model_calls + remote.model_calls,
                       local.tool_calls + remote.tool_calls, local.cost_usd + remote.cost_usd)

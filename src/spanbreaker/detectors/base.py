@@ -35,11 +35,8 @@ class Detector:
     def __init__(self, config: BreakerConfig) -> None:
         self.config = config
         self.no_polling_tools = not config.allowlist and not config.tools
-        """No tool is a polling tool under this config (it is immutable): hooks skip the per-call lookup."""
-
-    def is_polling_tool(self, tool: str) -> bool:
-        """``config.is_polling_tool``, answered without lookups when the config names no tool at all."""
-        return not self.no_polling_tools and self.config.is_polling_tool(tool)
+        """No tool is a polling tool under this config (it is immutable): hooks test this before
+        ``config.is_polling_tool``, and skip the per-call lookup."""
 
     def trip(self, reason: str, **evidence: Any) -> Finding:
         return Finding(self.id, reason, evidence)

@@ -23,13 +23,13 @@ class CallBudget(Detector):
         self._tool_warn_at = int(config.max_tool_calls * config.budget_warn_fraction)
 
     def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        count = trace.usage().model_calls
+        count = (trace.totals if trace.remote is None else trace.usage()).model_calls
         if count > self.config.max_model_calls or count == self._model_warn_at:
             return self._check("model", count, self.config.max_model_calls)
         return None
 
     def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
-        count = trace.usage().tool_calls
+        count = (trace.totals if trace.remote is None else trace.usage()).tool_calls
         if count > self.config.max_tool_calls or count == self._tool_warn_at:
             found = self._check("tool", count, self.config.max_tool_calls)
             if found is not None:

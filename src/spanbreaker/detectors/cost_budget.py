@@ -13,7 +13,7 @@ class CostBudget(Detector):
     id = "cost_budget"
 
     def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        if trace.usage().cost_usd >= self.config.max_cost_usd:
+        if (trace.totals if trace.remote is None else trace.usage()).cost_usd >= self.config.max_cost_usd:
             return self._trip(trace)
         return None
 
@@ -23,7 +23,7 @@ class CostBudget(Detector):
         """Computed once: the config is immutable."""
 
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        spent, limit = trace.usage().cost_usd, self.config.max_cost_usd
+        spent, limit = (trace.totals if trace.remote is None else trace.usage()).cost_usd, self.config.max_cost_usd
         if spent >= limit:
             return self._trip(trace)
         if spent >= self._warn_at:

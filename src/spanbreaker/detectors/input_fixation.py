@@ -17,7 +17,7 @@ class InputFixation(Detector):
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         observation = scope.tools  # what recording this call found
-        if self.is_polling_tool(call.name):
+        if not self.no_polling_tools and self.config.is_polling_tool(call.name):
             return None
         count = observation.paraphrases + 1
         limit = self.config.fixation_max

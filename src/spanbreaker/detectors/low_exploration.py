@@ -17,7 +17,7 @@ class LowExploration(Detector):
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         observation = scope.tools  # what recording this call found
-        if self.is_polling_tool(call.name):
+        if not self.no_polling_tools and self.config.is_polling_tool(call.name):
             return None
         window = self.config.exploration_window
         if observation.stale_run >= window:

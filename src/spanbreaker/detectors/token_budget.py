@@ -12,7 +12,7 @@ class TokenBudget(Detector):
     id = "token_budget"
 
     def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        if trace.usage().tokens >= self.config.max_tokens:
+        if (trace.totals if trace.remote is None else trace.usage()).tokens >= self.config.max_tokens:
             return self._trip(trace)
         return None
 
@@ -22,7 +22,7 @@ class TokenBudget(Detector):
         """Computed once: the config is immutable."""
 
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        used, limit = trace.usage().tokens, self.config.max_tokens
+        used, limit = (trace.totals if trace.remote is None else trace.usage()).tokens, self.config.max_tokens
         if used >= limit:
             return self._trip(trace)
         if used >= self._warn_at:

@@ -18,7 +18,7 @@ class ToolRepeat(Detector):
 
     def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         config = self.config
-        if self.is_polling_tool(call.name):
+        if not self.no_polling_tools and config.is_polling_tool(call.name):
             return None
         limit = (None if self.no_polling_tools else config.policy_for(call.name).repeat_max) or config.tool_repeat_max
         repeats = scope.tools.repeats_without_progress(call.key)
