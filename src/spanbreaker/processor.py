@@ -35,6 +35,7 @@ from . import marking
 from .breaker import Admission, BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig
 from .detectors import Detector, Finding, build_detectors
+from .detectors.base import Quiet
 from .errors import Tripped, trip_exception_for
 from .pricing import cost_usd, prewarm
 from .signals import (
@@ -74,6 +75,29 @@ class Stats:
     traces_evicted: int = 0
     state_errors: int = 0
     """Shared-state (Redis) operations that failed or timed out; detection went on with the local view."""
+
+
+@dataclass(slots=True)
+class _Hooks:
+    """The detectors' methods for one hook, in detector order: those that run on every span, then the trailing
+    ones that only run once a trace total reaches ``quiet`` (budgets: see :meth:`Detector.quiet_below`)."""
+
+    always: list[Callable[..., Finding | None]]
+    gated: list[Callable[..., Finding | None]]
+    quiet: Quiet
+
+    @classmethod
+    def build(cls, detectors: list[Detector], hook: str) -> _Hooks:
+        chosen = [d for d in detectors if type(d).overrides(hook)]
+        quiet = Quiet()
+        split = len(chosen)
+        while split > 0:
+            below = chosen[split - 1].quiet_below(hook)
+            if below is None:
+                break
+            quiet = quiet.combine(below)
+            split -= 1
+        return cls([getattr(d, hook) for d in chosen[:split]], [getattr(d, hook) for d in chosen[split:]], quiet)
 
 
 @dataclass(slots=True)
@@ -149,11 +173,8 @@ class BreakerSpanProcessor(SpanProcessor):
         self._state_callbacks: list[Callable[[str, BreakerState, BreakerState], None]] = (
             [on_state_change] if on_state_change else [])
         self._detectors = build_detectors(self.config)
-        self._hooks: dict[str, list[Callable[..., Finding | None]]] = {
-            hook: [getattr(d, hook) for d in self._detectors if type(d).overrides(hook)] for hook in Detector.HOOKS
-        }
-        # The same lists as attributes: the hot path reads one attribute instead of a dict lookup by name.
-        hooks = self._hooks
+        hooks = {hook: _Hooks.build(self._detectors, hook) for hook in Detector.HOOKS}
+        # One attribute per hook: the hot path reads an attribute instead of a dict lookup by name.
         self._tool_start_hooks = hooks["tool_start"]
         self._tool_end_hooks = hooks["tool_end"]
         self._model_start_hooks = hooks["model_start"]
@@ -401,7 +422,7 @@ class BreakerSpanProcessor(SpanProcessor):
         scope = entry.scope
         if scope is None:
             scope = trace.scope("")
-        hooks: list[Callable[..., Finding | None]]
+        hooks: _Hooks
         if kind is Kind.TOOL:
             trace.totals.tool_calls += 1
             if self.shared is not None:
@@ -416,11 +437,29 @@ class BreakerSpanProcessor(SpanProcessor):
             hooks = self._model_start_hooks
         else:
             hooks = self._agent_start_hooks
-        for check in hooks:
+        for check in hooks.always:
             finding = check(trace, scope, entry, signal)
             if finding is not None:
                 if not finding.warning:
                     return self._trip_from(trace, entry, finding, now, start=True)
+                self._warn(trace, entry, finding)
+        if hooks.gated and self._totals_reach(trace, hooks.quiet):
+            return self._run(trace, scope, entry, signal, hooks.gated, now, start=True)
+        return None
+
+    def _totals_reach(self, trace: TraceState, quiet: Quiet) -> bool:
+        totals = trace.totals if trace.remote is None else trace.usage()
+        return (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls
+                or totals.tool_calls >= quiet.tool_calls or totals.cost_usd >= quiet.cost_usd)
+
+    def _run(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any,
+             hooks: list[Callable[..., Finding | None]], now: float | None, *, start: bool) -> _Trip | None:
+        for check in hooks:
+            finding = check(trace, scope, entry, signal)
+            if finding is not None:
+                if not finding.warning:
+                    return self._trip_from(trace, entry, finding, now if now is not None else self._clock(),
+                                           start=start)
                 self._warn(trace, entry, finding)
         return None
 
@@ -576,7 +615,7 @@ class BreakerSpanProcessor(SpanProcessor):
             scope = trace.scope("")
         kind = entry.kind
         signal: Any = entry.signal
-        hooks: list[Callable[..., Finding | None]]
+        hooks: _Hooks
         if kind is Kind.TOOL:
             if not isinstance(signal, ToolCall):
                 return None  # admitted without detection (observe mode while OPEN)
@@ -617,13 +656,15 @@ class BreakerSpanProcessor(SpanProcessor):
                 caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
                                                    hash(signal.output_key), error=signal.error))
             hooks = self._agent_end_hooks
-        for check in hooks:
+        for check in hooks.always:
             finding = check(trace, scope, entry, signal)
             if finding is not None:
                 if not finding.warning:
                     return self._trip_from(trace, entry, finding, now if now is not None else self._clock(),
                                            start=False)
                 self._warn(trace, entry, finding)
+        if hooks.gated and self._totals_reach(trace, hooks.quiet):
+            return self._run(trace, scope, entry, signal, hooks.gated, now, start=False)
         return None
 
     def _drop(self, trace: TraceState) -> None:

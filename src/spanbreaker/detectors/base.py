@@ -8,12 +8,29 @@ runs; end hooks account for results.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..config import BreakerConfig
 from ..signals import AgentRun, ModelCall, StepEnd, ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
+
+
+@dataclass(frozen=True, slots=True)
+class Quiet:
+    """Trace totals below which a hook never reports: while every total is below, the processor skips the hook
+    (four comparisons instead of a call per span). ``inf`` where the hook does not look at that total."""
+
+    tokens: float = math.inf
+    model_calls: float = math.inf
+    tool_calls: float = math.inf
+    cost_usd: float = math.inf
+
+    def combine(self, other: Quiet) -> Quiet:
+        """Quiet below both: the lower threshold of each total."""
+        return Quiet(min(self.tokens, other.tokens), min(self.model_calls, other.model_calls),
+                     min(self.tool_calls, other.tool_calls), min(self.cost_usd, other.cost_usd))
 
 
 @dataclass(slots=True)
@@ -63,6 +80,13 @@ class Detector:
         return None
 
     def agent_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, run: AgentRun) -> Finding | None:
+        return None
+
+    def quiet_below(self, hook: str) -> Quiet | None:
+        """Totals below which ``hook`` cannot report, or None when it must run on every span (the default).
+
+        Budget detectors judge nothing but the trace's totals, so they say here where their thresholds are.
+        """
         return None
 
     @classmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..config import BreakerConfig
 from ..signals import ModelCall, ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
-from .base import Detector, Finding
+from .base import Detector, Finding, Quiet
 
 
 class CallBudget(Detector):
@@ -42,6 +42,13 @@ class CallBudget(Detector):
             if step.tool_calls > limit:
                 return self.trip(f"{step.tool_calls} tool calls inside {span.step}, limit {limit}",
                                  tool_calls_in_step=step.tool_calls, limit=limit, tool=call.name)
+        return None
+
+    def quiet_below(self, hook: str) -> Quiet | None:
+        # Reports at the warning count exactly, or above the budget. tool_start also judges the step's own
+        # count, so it always runs.
+        if hook == "model_start":
+            return Quiet(model_calls=min(self._model_warn_at, self.config.max_model_calls + 1))
         return None
 
     def _check(self, what: str, count: int, limit: int) -> Finding | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..config import BreakerConfig
 from ..signals import ModelCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
-from .base import Detector, Finding
+from .base import Detector, Finding, Quiet
 
 
 class CostBudget(Detector):
@@ -28,6 +28,13 @@ class CostBudget(Detector):
             return self._trip(trace)
         if spent >= self._warn_at:
             return self.warn(f"${spent:.4f} of ${limit:.2f} spent", cost_usd=round(spent, 6), limit_usd=limit)
+        return None
+
+    def quiet_below(self, hook: str) -> Quiet | None:
+        if hook == "model_start":
+            return Quiet(cost_usd=self.config.max_cost_usd)
+        if hook == "model_end":
+            return Quiet(cost_usd=min(self._warn_at, self.config.max_cost_usd))
         return None
 
     def _trip(self, trace: TraceState) -> Finding:

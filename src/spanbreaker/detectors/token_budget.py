@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..config import BreakerConfig
 from ..signals import ModelCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
-from .base import Detector, Finding
+from .base import Detector, Finding, Quiet
 
 
 class TokenBudget(Detector):
@@ -27,6 +27,13 @@ class TokenBudget(Detector):
             return self._trip(trace)
         if used >= self._warn_at:
             return self.warn(f"{used} of {limit} tokens used", tokens=used, limit=limit)
+        return None
+
+    def quiet_below(self, hook: str) -> Quiet | None:
+        if hook == "model_start":
+            return Quiet(tokens=self.config.max_tokens)
+        if hook == "model_end":
+            return Quiet(tokens=min(self._warn_at, self.config.max_tokens))
         return None
 
     def _trip(self, trace: TraceState) -> Finding:
