@@ -297,11 +297,14 @@ class BreakerSpanProcessor(SpanProcessor):
                 kind = classify(name, attributes)
             trace_id, span_id = context.trace_id, context.span_id
             parent_id = parent.span_id if parent is not None else None
-            now = self._clock()
+            gated = kind is Kind.TOOL or kind is Kind.LLM or kind is Kind.AGENT
+            now = 0.0
             trace = self._traces.get(trace_id)  # _trace's common case inline: the trace is already known
             if trace is None:
+                now = self._clock()
                 trace = self._trace(trace_id, now)
-            else:
+            elif gated:  # a trace is idle (TTL) while it starts no call; steps and other spans need no clock
+                now = self._clock()
                 trace.last_seen = now
             lock = trace.lock
             lock.acquire()
@@ -325,7 +328,7 @@ class BreakerSpanProcessor(SpanProcessor):
                 entry = OpenSpan(span, parent_id, kind, scope, chain, step, signal)
                 if len(open_spans) < MAX_OPEN_SPANS:
                     open_spans[span_id] = entry
-                if kind is Kind.CHAIN or kind is Kind.OTHER:  # not in GATED_KINDS: nothing to veto
+                if not gated:  # CHAIN and OTHER spans: nothing to veto
                     return
                 trip = self._gate(trace, entry, up, kind, name, attributes, signal, now)
             finally:
@@ -654,7 +657,7 @@ class BreakerSpanProcessor(SpanProcessor):
             if len(entry.chain) >= 2:
                 caller = trace.scope(entry.chain[-2])
                 caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
-                                                   hash(signal.output_key), error=signal.error))
+                                                   signal.output_key, error=signal.error))
             hooks = self._agent_end_hooks
         for check in hooks.always:
             finding = check(trace, scope, entry, signal)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict, deque
 from dataclasses import dataclass
+from typing import Any
 
 from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extract
@@ -39,11 +40,9 @@ INFORMATIVE_CHARS = 64
 """Results shorter than this (normalised) are compared by exact arguments only."""
 
 
-@dataclass(slots=True)
-class _KeyHistory:
-    result_key: object
-    streak: int
-    mark: int
+_RESULT, _STREAK, _MARK = 0, 1, 2
+"""A key's history is a list [result key, streak, change_seq when the streak began]: a list costs a fraction of
+an object to make, and a new key is the common case."""
 
 
 @dataclass(slots=True)
@@ -116,7 +115,7 @@ class ToolHistory:
     def __init__(self, similarity: float) -> None:
         self.similarity = similarity
         self.change_seq = 0
-        self._keys: OrderedDict[object, _KeyHistory] = OrderedDict()
+        self._keys: OrderedDict[object, list[Any]] = OrderedDict()
         self._recent: deque[_Recent] = deque()
         """The scope's last :data:`RECENT` calls, any tool, oldest first."""
         self._windows: dict[str, _ToolWindow] = {}
@@ -135,9 +134,9 @@ class ToolHistory:
     def repeats_without_progress(self, key: object) -> int:
         """How many identical calls with identical results ran since anything last changed."""
         history = self._keys.get(key)
-        if history is None or history.mark != self.change_seq:
+        if history is None or history[_MARK] != self.change_seq:
             return 0
-        return history.streak
+        return int(history[_STREAK])
 
     def record(self, call: ToolCall) -> None:
         new_key = self._record_exact(call)
@@ -190,22 +189,23 @@ class ToolHistory:
         """Returns True when the key was not in the history. Then no recent call has it either: a key in the
         recent window was used within the last :data:`RECENT` calls, so the LRU (:data:`MAX_KEYS`) still holds it.
         """
-        history = self._keys.get(call.key)
+        keys = self._keys
+        history = keys.get(call.key)
         if history is None:
             self.change_seq += 1
-            self._keys[call.key] = _KeyHistory(call.result_key, 1, self.change_seq)
-            if len(self._keys) > MAX_KEYS:
-                self._keys.popitem(last=False)
+            keys[call.key] = [call.result_key, 1, self.change_seq]
+            if len(keys) > MAX_KEYS:
+                keys.popitem(last=False)
             return True
-        self._keys.move_to_end(call.key)
-        if history.result_key == call.result_key and history.mark == self.change_seq:
-            history.streak += 1
+        keys.move_to_end(call.key)
+        if history[_RESULT] == call.result_key and history[_MARK] == self.change_seq:
+            history[_STREAK] += 1
             return False
-        if history.result_key != call.result_key:
+        if history[_RESULT] != call.result_key:
             self.change_seq += 1
-        history.result_key = call.result_key
-        history.streak = 1
-        history.mark = self.change_seq
+        history[_RESULT] = call.result_key
+        history[_STREAK] = 1
+        history[_MARK] = self.change_seq
         return False
 
     def _near_duplicates(self, call: ToolCall, entry: _Recent, new_key: bool,

@@ -11,7 +11,6 @@ never raises for bad input.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -192,7 +191,12 @@ class ToolCall:
         return self._result_text
 
 
-def delegation_key(callee: str, task_key: str) -> int:
+def _text_key(text: str, cap: int) -> int:
+    """A comparison key for ``text`` that reads at most ``cap`` characters of it (see :class:`ToolCall`)."""
+    return hash(text) if len(text) <= cap else hash(digest(text, cap))
+
+
+def delegation_key(callee: str, task_key: int) -> int:
     """The key of a delegation (callee, task) in the caller's history."""
     return hash((callee, task_key))
 
@@ -220,8 +224,9 @@ class StepEnd:
 @dataclass(slots=True)
 class AgentRun:
     name: str
-    task_key: str
-    output_key: str = ""
+    task_key: int
+    """Key of the task text (see :class:`ToolCall` for keys)."""
+    output_key: int = 0
     output_text: str | None = None
     error: str | None = None
     session: str | None = None
@@ -287,14 +292,18 @@ _IGNORED_VOLATILE = frozenset({"sanitize_inputs_outputs"})
 """Constant within a tool's calls: present in every smolagents call, no reason to parse them."""
 
 
-@functools.lru_cache(maxsize=32)
-def _volatile_patterns(volatile: frozenset[str]) -> tuple[str, ...]:
-    return tuple(f'"{key}"' for key in sorted(volatile - _IGNORED_VOLATILE))
+_VOLATILE_PATTERNS: dict[frozenset[str], tuple[str, ...]] = {}
+"""The quoted key names to look for, per configured set (configs are few; a dict read is cheaper than a call)."""
 
 
 def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
-    head = text[:4096]
-    for pattern in _volatile_patterns(volatile):  # noqa: SIM110 (a plain loop: no generator object per call)
+    patterns = _VOLATILE_PATTERNS.get(volatile)
+    if patterns is None:
+        patterns = tuple(f'"{key}"' for key in sorted(volatile - _IGNORED_VOLATILE))
+        if len(_VOLATILE_PATTERNS) < 64:
+            _VOLATILE_PATTERNS[volatile] = patterns
+    head = text[:4096]  # the string itself when shorter: no copy
+    for pattern in patterns:  # noqa: SIM110 (a plain loop: no generator object per call)
         if pattern in head:
             return True
     return False
@@ -310,7 +319,7 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     text = output if output is not None else ""
     if error is not None and not text:
         text = f"error:{error}"
-    call.result_key = hash(text) if len(text) <= cap else hash(digest(text, cap))
+    call.result_key = hash(text) if len(text) <= cap else _text_key(text, cap)
     call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
     call.empty = error is None and (output is None or (len(output) <= 64 and is_empty_result(output)))
 
@@ -383,7 +392,7 @@ def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
 def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
     agent = agent_name(name, attributes)
     task = as_str(attributes.get("input.value")) or ""
-    return AgentRun(name=agent, task_key=digest(task, cap),
+    return AgentRun(name=agent, task_key=_text_key(task, cap),
                     session=as_str(_pick(attributes, "session.id", "gen_ai.conversation.id")))
 
 
@@ -391,7 +400,7 @@ def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequ
                       cap: int, format_types: frozenset[str]) -> None:
     output = as_str(attributes.get("output.value"))
     run.output_text = output[:cap] if output is not None else None
-    run.output_key = digest(output or "", cap)
+    run.output_key = _text_key(output or "", cap)
     run.error = root_error(events, status, format_types)
     run.validation_failed = attributes.get("spanbreaker.validation_failed") is True or run.error in _VALIDATION_ERRORS
 
