@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.context import Context
+from opentelemetry.sdk import trace as sdk_trace
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.trace import Status, StatusCode
 
@@ -119,6 +120,8 @@ class _Trip:
 _KIND_BY_OPENINFERENCE = {"AGENT": Kind.AGENT, "CHAIN": Kind.CHAIN, "LLM": Kind.LLM, "TOOL": Kind.TOOL}
 """The common spellings of ``openinference.span.kind``, decided inline; :func:`classify` handles the rest."""
 _CLEAN_STEP = StepEnd(None)
+_SDK_SPANS = frozenset({Span, getattr(sdk_trace, "_Span", Span)})
+"""The SDK's span classes (the tracer makes ``_Span``), whose fields the hot path reads directly."""
 _UNSET, _OK = StatusCode.UNSET, StatusCode.OK
 
 
@@ -281,7 +284,7 @@ class BreakerSpanProcessor(SpanProcessor):
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
             self.stats.spans_started += 1
-            if type(span) is Span:  # the SDK's own span: its fields, not its properties (each one a Python call)
+            if type(span) in _SDK_SPANS:  # the SDK's own span: its fields, not its properties (Python calls each)
                 context, name, parent = span._context, span._name, span._parent
                 attributes = getattr(span._attributes, "_dict", None)  # what raw_attributes reads, without the call
                 if type(attributes) is not dict:
