@@ -449,14 +449,12 @@ class BreakerSpanProcessor(SpanProcessor):
                 if not finding.warning:
                     return self._trip_from(trace, entry, finding, now, start=True)
                 self._warn(trace, entry, finding)
-        if hooks.gated and self._totals_reach(trace, hooks.quiet):
-            return self._run(trace, scope, entry, signal, hooks.gated, now, start=True)
+        if hooks.gated:
+            quiet, totals = hooks.quiet, (trace.totals if trace.remote is None else trace.usage())
+            if (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls
+                    or totals.tool_calls >= quiet.tool_calls or totals.cost_usd >= quiet.cost_usd):
+                return self._run(trace, scope, entry, signal, hooks.gated, now, start=True)
         return None
-
-    def _totals_reach(self, trace: TraceState, quiet: Quiet) -> bool:
-        totals = trace.totals if trace.remote is None else trace.usage()
-        return (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls
-                or totals.tool_calls >= quiet.tool_calls or totals.cost_usd >= quiet.cost_usd)
 
     def _run(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any,
              hooks: list[Callable[..., Finding | None]], now: float | None, *, start: bool) -> _Trip | None:
@@ -669,8 +667,11 @@ class BreakerSpanProcessor(SpanProcessor):
                     return self._trip_from(trace, entry, finding, now if now is not None else self._clock(),
                                            start=False)
                 self._warn(trace, entry, finding)
-        if hooks.gated and self._totals_reach(trace, hooks.quiet):
-            return self._run(trace, scope, entry, signal, hooks.gated, now, start=False)
+        if hooks.gated:
+            quiet, totals = hooks.quiet, (trace.totals if trace.remote is None else trace.usage())
+            if (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls
+                    or totals.tool_calls >= quiet.tool_calls or totals.cost_usd >= quiet.cost_usd):
+                return self._run(trace, scope, entry, signal, hooks.gated, now, start=False)
         return None
 
     def _drop(self, trace: TraceState) -> None:

@@ -72,11 +72,6 @@ _NUMBER_WORD = re.compile(r"(?<!\S)\S*\d\S*")
 _NOT_DIGITS = bytes(b for b in range(256) if not 48 <= b <= 57)
 
 
-def _digits(text: str) -> bytes:
-    """The ASCII digits of ``text``, in order: one C pass, no regex."""
-    return text.encode("utf-8", "surrogatepass").translate(None, _NOT_DIGITS)
-
-
 def _numbers(text: str) -> tuple[str, ...]:
     """Words of the arguments that carry digits: page 12 and page 13, file1 and file2 are different calls."""
     return tuple(_NUMBER_WORD.findall(text))
@@ -141,7 +136,9 @@ class ToolHistory:
     def record(self, call: ToolCall) -> None:
         new_key = self._record_exact(call)
         raw = call.raw_args
-        entry = _Recent(call, self._run, None if raw is None else _digits(raw))
+        # The ASCII digits of the arguments, in one C pass (no regex): see _Recent.digits.
+        entry = _Recent(call, self._run, None if raw is None else raw.encode("utf-8", "surrogatepass").translate(
+            None, _NOT_DIGITS))
         window = self._windows.get(call.name)
         new, paraphrases = (True, 0) if window is None else self._near_duplicates(call, entry, new_key, window)
         if new:
@@ -151,25 +148,23 @@ class ToolHistory:
             self.stale_run += 1
         self.new, self.paraphrases = new, paraphrases
         entry.run = self._run
-        self._remember(entry)
+        recent = self._recent  # remember the entry: in the scope's window and its tool's
+        if len(recent) >= RECENT:
+            self._forget(recent.popleft())
+        recent.append(entry)
+        if window is None or not window.entries:  # none yet, or emptied by _forget just now
+            window = self._windows.get(call.name)
+            if window is None:
+                window = self._windows[call.name] = _ToolWindow()
+        window.entries.append(entry)
+        if entry.digits is not None:
+            window.digits[entry.digits] = window.digits.get(entry.digits, 0) + 1
         unhelpful = call.empty or call.error is not None
         if call.name == self._streak_tool and unhelpful:
             self.unhelpful_streak += 1
         else:
             self._streak_tool = call.name
             self.unhelpful_streak = 1 if unhelpful else 0
-
-    def _remember(self, entry: _Recent) -> None:
-        recent = self._recent
-        if len(recent) >= RECENT:
-            self._forget(recent.popleft())
-        recent.append(entry)
-        window = self._windows.get(entry.call.name)
-        if window is None:
-            window = self._windows[entry.call.name] = _ToolWindow()
-        window.entries.append(entry)
-        if entry.digits is not None:
-            window.digits[entry.digits] = window.digits.get(entry.digits, 0) + 1
 
     def _forget(self, old: _Recent) -> None:
         """``old`` left the recent window: it is the oldest entry of its tool's window too."""

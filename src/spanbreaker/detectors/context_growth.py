@@ -36,6 +36,8 @@ class ContextGrowth(Detector):
 
     def _check(self, tokens: int, previous: int | None, source: str) -> Finding | None:
         config = self.config
+        if tokens < config.max_prompt_tokens and (not previous or tokens - previous < config.context_jump_tokens):
+            return None  # the common case, decided before anything else
         if tokens >= config.max_prompt_tokens:
             return self.trip(f"prompt of {tokens} tokens ({source}) exceeds {config.max_prompt_tokens}",
                              prompt_tokens=tokens, limit=config.max_prompt_tokens, source=source)

@@ -20,6 +20,9 @@ class ErrorLoop(Detector):
     id = "error_loop"
 
     def step_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, step: StepEnd) -> Finding | None:
+        if step.error is None:  # the common case, without the call
+            scope.slots[self.id] = _CLEAN
+            return None
         return self._observe(scope, step.error, span)
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:

@@ -17,6 +17,8 @@ class InputFixation(Detector):
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         observation = scope.tools  # what recording this call found
+        if observation.paraphrases == 0:
+            return None  # one query is no fixation: the common case
         if not self.no_polling_tools and self.config.is_polling_tool(call.name):
             return None
         count = observation.paraphrases + 1

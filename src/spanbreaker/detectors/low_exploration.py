@@ -17,6 +17,8 @@ class LowExploration(Detector):
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         observation = scope.tools  # what recording this call found
+        if observation.stale_run < 2:
+            return None  # below any warning point or window (both at least 2): the common case
         if not self.no_polling_tools and self.config.is_polling_tool(call.name):
             return None
         window = self.config.exploration_window

@@ -17,6 +17,8 @@ class ToolStreak(Detector):
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         streak = scope.tools  # what recording this call found
+        if streak.unhelpful_streak < 2:
+            return None  # below any warning point or limit (both at least 2): the common case
         config = self.config
         if self.no_polling_tools:  # no per-tool policy either
             limit = config.tool_streak_max
