@@ -261,7 +261,8 @@ def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str
 
 def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> tuple[str, str]:
     """The tool's name and its canonical argument text."""
-    tool = tool_name(name, attributes)
+    value = attributes.get("tool.name")
+    tool = value[:128] if type(value) is str and value else tool_name(name, attributes)  # common case inline
     raw = attributes.get("input.value")
     if raw is None:
         raw = _pick(attributes, "gen_ai.tool.call.arguments", "tool.parameters")

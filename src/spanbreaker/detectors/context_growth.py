@@ -9,6 +9,7 @@ SWE-bench runs the largest healthy jump was about 40k tokens.
 
 from __future__ import annotations
 
+from ..config import BreakerConfig
 from ..signals import ModelCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
@@ -19,20 +20,32 @@ CHARS_PER_TOKEN = 4
 class ContextGrowth(Detector):
     id = "context_growth"
 
+    def __init__(self, config: BreakerConfig) -> None:
+        super().__init__(config)
+        self._max_prompt = config.max_prompt_tokens
+        self._jump = config.context_jump_tokens
+
     def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
         if call.input_chars <= 0:
             return None
         estimate = call.input_chars // CHARS_PER_TOKEN
         previous = scope.slots.get("context_chars")
         scope.slots["context_chars"] = call.input_chars
-        return self._check(estimate, None if previous is None else previous // CHARS_PER_TOKEN, "estimated")
+        if previous is not None:
+            previous //= CHARS_PER_TOKEN
+        if estimate < self._max_prompt and (not previous or estimate - previous < self._jump):
+            return None  # the common case, without the call to _check
+        return self._check(estimate, previous, "estimated")
 
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
         if call.prompt_tokens is None:
             return None
+        tokens = call.prompt_tokens
         previous = scope.slots.get("context_tokens")
-        scope.slots["context_tokens"] = call.prompt_tokens
-        return self._check(call.prompt_tokens, previous, "reported")
+        scope.slots["context_tokens"] = tokens
+        if tokens < self._max_prompt and (not previous or tokens - previous < self._jump):
+            return None  # the common case, without the call to _check
+        return self._check(tokens, previous, "reported")
 
     def _check(self, tokens: int, previous: int | None, source: str) -> Finding | None:
         config = self.config

@@ -17,6 +17,9 @@ class FormatLoop(Detector):
     id = "format_loop"
 
     def step_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, step: StepEnd) -> Finding | None:
+        if step.error is None:  # a clean step ends any streak: the common case, decided first
+            scope.slots[self.id] = 0
+            return None
         failed = step.error is not None and step.error in self.config.format_error_types
         count = scope.slots.get(self.id, 0) + 1 if failed else 0
         scope.slots[self.id] = count
