@@ -2,13 +2,18 @@
 
 A healthy agent run is simulated with OpenInference-shaped spans (an agent span, then per step a ``Step N`` CHAIN
 span holding one LLM span and one TOOL span with fresh arguments and a fresh result), through a real SDK
-``TracerProvider``. The same workload runs on a provider without processors (the baseline) and on one with the
-breaker, interleaved over several rounds; the fastest round of each is kept (the least disturbed by the machine).
+``TracerProvider``. Two shapes: ``minimal`` spans carry only what the breaker reads (the worst case for the
+ratio: the cheapest spans an instrumentor could make); ``smolagents`` spans carry every attribute the
+OpenInference smolagents instrumentor sets (as in the reference dump ``spans_tca_keyerror_FULLATTRS.txt``:
+message history, tool schemas, output messages, mime types).
+
+The same workload runs on a provider without processors (the baseline) and on one with the breaker, interleaved
+over several rounds; the fastest round of each is kept (the least disturbed by the machine).
 
 Two points of a run are measured: early (steps 5..) over many short runs, and late (steps 5,000..) in one long run,
 to show the cost per span does not grow with the length of the run.
 
-    python benchmarks/processor_cost.py [--rounds 7]
+    python benchmarks/processor_cost.py [--rounds 7] [--shape minimal|smolagents]
 """
 
 from __future__ import annotations
@@ -55,12 +60,56 @@ def _step(tracer: Any, number: int) -> None:
             tool.set_attribute("output.value", f"line {number}: def handler_{number}(request):\n    return None\n" * 8)
 
 
+TOOL_SCHEMA = json.dumps({"type": "function", "function": {"name": "bash", "description": "Runs a shell command.",
+                          "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}})
+HISTORY_MESSAGES = 8
+"""Messages of history on an LLM span (the instrumentor writes three attributes per message)."""
+
+
+def _step_smolagents(tracer: Any, number: int) -> None:
+    """The same step with the attributes the OpenInference smolagents instrumentor sets (3 spans)."""
+    with tracer.start_as_current_span(f"Step {number}", attributes={
+            "openinference.span.kind": "CHAIN",
+            "input.value": json.dumps({"memory_step": f"ActionStep(step_number={number}, timing=Timing(start_time="
+                                                      f"1795359273.97, end_time=None, duration=None), "
+                                                      "model_input_messages=None, tool_calls=None)"})}) as step:
+        messages: dict[str, Any] = {}
+        for index in range(min(HISTORY_MESSAGES, 2 + 2 * number)):
+            prefix = f"llm.input_messages.{index}.message"
+            messages[f"{prefix}.role"] = "user" if index % 2 else "assistant"
+            messages[f"{prefix}.contents.0.message_content.type"] = "text"
+            messages[f"{prefix}.contents.0.message_content.text"] = f"Observation {index}: see module_{index}.py"
+        with tracer.start_as_current_span("OpenAIServerModel.generate", attributes={
+                "openinference.span.kind": "LLM", "input.mime_type": "application/json", "input.value": PROMPT,
+                "llm.invocation_parameters": "{}", "llm.model_name": "gpt-4o-mini", **messages}) as llm:
+            llm.set_attribute("llm.token_count.prompt", 1200)
+            llm.set_attribute("llm.token_count.completion", 80)
+            llm.set_attribute("llm.token_count.total", 1280)
+            llm.set_attribute("llm.output_messages.0.message.role", "assistant")
+            llm.set_attribute("llm.output_messages.0.message.tool_calls.0.tool_call.id", f"call_{number}")
+            llm.set_attribute("llm.output_messages.0.message.tool_calls.0.tool_call.function.name", "bash")
+            llm.set_attribute("llm.tools.0.tool.json_schema", TOOL_SCHEMA)
+            llm.set_attribute("llm.tools.1.tool.json_schema", TOOL_SCHEMA)
+            llm.set_attribute("output.mime_type", "application/json")
+            llm.set_attribute("output.value", f"Thought: look at file {number}")
+        arguments = json.dumps({"args": [], "sanitize_inputs_outputs": True,
+                                "kwargs": {"command": f"sed -n '{number},{number + 40}p' src/module_{number}.py"}})
+        with tracer.start_as_current_span("BashTool", attributes={
+                "openinference.span.kind": "TOOL", "input.value": arguments, "tool.name": "bash",
+                "tool.description": "Runs a shell command.",
+                "tool.parameters": '{"command": {"type": "string", "description": "the command"}}'}) as tool:
+            tool.set_attribute("output.value", f"line {number}: def handler_{number}(request):\n    return None\n" * 8)
+        step.set_attribute("output.value", "None")
+
+
+STEPS = {"minimal": _step, "smolagents": _step_smolagents}
 SPANS_PER_STEP = 3
 
 
-def early(provider: TracerProvider, runs: int) -> float:
+def early(provider: TracerProvider, runs: int, shape: str = "minimal") -> float:
     """Nanoseconds per span over steps 5..9 of many short runs (each run its own trace)."""
     tracer = provider.get_tracer(SCOPE)
+    _step = STEPS[shape]
     total = 0
     for run in range(runs):
         with tracer.start_as_current_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
@@ -74,9 +123,10 @@ def early(provider: TracerProvider, runs: int) -> float:
     return total / (runs * 5 * SPANS_PER_STEP)
 
 
-def late(provider: TracerProvider, warm_steps: int, measured_steps: int) -> float:
+def late(provider: TracerProvider, warm_steps: int, measured_steps: int, shape: str = "minimal") -> float:
     """Nanoseconds per span over ``measured_steps`` steps after ``warm_steps`` steps of one long run."""
     tracer = provider.get_tracer(SCOPE)
+    _step = STEPS[shape]
     with tracer.start_as_current_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
                                                                     "input.value": "long task"}):
         for number in range(warm_steps):
@@ -101,21 +151,24 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--runs", type=int, default=400, help="short runs per round (early point)")
     parser.add_argument("--late-step", type=int, default=5000)
+    parser.add_argument("--shape", choices=sorted(STEPS), default="minimal",
+                        help="span attributes: only what the breaker reads, or all the smolagents instrumentor sets")
     args = parser.parse_args()
 
     def measure_early(with_breaker: bool) -> float:
         provider, processor = _provider(with_breaker)
-        result = early(provider, args.runs)
+        result = early(provider, args.runs, args.shape)
         assert processor is None or processor.stats.trips == 0, "the healthy workload must not trip"
         return result
 
     def measure_late(with_breaker: bool) -> float:
         provider, processor = _provider(with_breaker)
-        result = late(provider, args.late_step, 500)
+        result = late(provider, args.late_step, 500, args.shape)
         assert processor is None or processor.stats.trips == 0, "the healthy workload must not trip"
         return result
 
-    print(f"python {platform.python_version()} on {platform.machine()}, best of {args.rounds} interleaved rounds")
+    print(f"python {platform.python_version()} on {platform.machine()}, {args.shape} spans, "
+          f"best of {args.rounds} interleaved rounds")
     print(f"{'point of the run':<22}{'bare SDK span':>16}{'with breaker':>16}{'added':>12}{'ratio':>10}")
     for label, measure in ((f"steps 5-9 ({args.runs} runs)", measure_early),
                            (f"steps {args.late_step}-{args.late_step + 499}", measure_late)):

@@ -4,7 +4,7 @@ Wall-clock timings on a shared machine move with whatever else runs; instruction
 workload of ``processor_cost.py`` (early point: short healthy runs) under callgrind for two run counts, with
 and without the breaker, and takes the differences, so interpreter start-up and imports cancel out.
 
-    python benchmarks/processor_instructions.py [--disable all|id,id]
+    python benchmarks/processor_instructions.py [--disable all|id,id] [--shape minimal|smolagents|both]
 
 Needs ``valgrind`` (Debian package); takes a minute or two.
 """
@@ -12,10 +12,12 @@ Needs ``valgrind`` (Debian package); takes a minute or two.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,7 +27,7 @@ import sys, time
 sys.path.insert(0, {here!r})
 import processor_cost as pc
 from spanbreaker.config import DETECTOR_IDS
-with_breaker, runs, disable = sys.argv[1] == "1", int(sys.argv[2]), sys.argv[3]
+with_breaker, runs, disable, shape = sys.argv[1] == "1", int(sys.argv[2]), sys.argv[3], sys.argv[4]
 if disable == "all":
     pc.BUDGETS["disabled_detectors"] = frozenset(d for d in DETECTOR_IDS if d != "forced")
 elif disable:
@@ -36,15 +38,15 @@ provider, _ = pc._provider(with_breaker)
 import genai_prices  # noqa: F401
 from spanbreaker.pricing import cost_usd
 cost_usd("gpt-4o-mini", None, 1, 1)
-pc.early(provider, runs)
+pc.early(provider, runs, shape)
 """
 
 
-def instructions(with_breaker: bool, runs: int, disable: str) -> int:
+def instructions(with_breaker: bool, runs: int, disable: str, shape: str) -> int:
     driver = DRIVER.format(here=str(HERE))
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", driver,
-         "1" if with_breaker else "0", str(runs), disable],
+         "1" if with_breaker else "0", str(runs), disable, shape],
         capture_output=True, text=True, check=True)
     match = re.search(r"Collected : (\d+)", result.stderr)
     if match is None:
@@ -55,17 +57,23 @@ def instructions(with_breaker: bool, runs: int, disable: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--disable", default="", help="detectors to disable: 'all' or comma-separated ids")
+    parser.add_argument("--shape", choices=["minimal", "smolagents", "both"], default="both",
+                        help="span attributes (see processor_cost.py)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
     low, high = 20, 60
-    per_span = {}
-    for with_breaker in (False, True):
-        delta = instructions(with_breaker, high, args.disable) - instructions(with_breaker, low, args.disable)
-        per_span[with_breaker] = delta / ((high - low) * SPANS_PER_RUN)
-    bare, breaker = per_span[False], per_span[True]
-    print(f"bare SDK span {bare:,.0f} instructions; with breaker {breaker:,.0f}; "
-          f"added {breaker - bare:,.0f} = {(breaker - bare) / bare:.3f}x")
+    shapes = ["minimal", "smolagents"] if args.shape == "both" else [args.shape]
+    jobs = [(shape, with_breaker, runs) for shape in shapes for with_breaker in (False, True) for runs in (low, high)]
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # one valgrind process per core
+        counts = dict(zip(jobs, pool.map(lambda job: instructions(job[1], job[2], args.disable, job[0]), jobs),
+                          strict=True))
+    for shape in shapes:
+        per_span = {with_breaker: (counts[shape, with_breaker, high] - counts[shape, with_breaker, low])
+                    / ((high - low) * SPANS_PER_RUN) for with_breaker in (False, True)}
+        bare, breaker = per_span[False], per_span[True]
+        print(f"{shape:<11} spans: bare SDK span {bare:,.0f} instructions; with breaker {breaker:,.0f}; "
+              f"added {breaker - bare:,.0f} = {(breaker - bare) / bare:.3f}x")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any
 from opentelemetry.context import Context
 from opentelemetry.sdk import trace as sdk_trace
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.trace import Status, StatusCode
+from opentelemetry.trace import SpanContext, Status, StatusCode
 
 from . import marking
 from .breaker import Admission, BreakerListener, BreakerState, TripRecord
@@ -123,6 +123,10 @@ _CLEAN_STEP = StepEnd(None)
 _SDK_SPANS = frozenset({Span, getattr(sdk_trace, "_Span", Span)})
 """The SDK's span classes (the tracer makes ``_Span``), whose fields the hot path reads directly."""
 _UNSET, _OK = StatusCode.UNSET, StatusCode.OK
+# Enum members as module constants for the hot path: on Python 3.11 ``Kind.TOOL`` is a class attribute lookup
+# through the enum's metaclass that costs as much as a function call.
+_AGENT, _CHAIN, _LLM, _TOOL, _OTHER = Kind.AGENT, Kind.CHAIN, Kind.LLM, Kind.TOOL, Kind.OTHER
+_CLOSED = BreakerState.CLOSED
 
 
 def _hex_trace(trace_id: int) -> str:
@@ -298,9 +302,12 @@ class BreakerSpanProcessor(SpanProcessor):
             kind = _KIND_BY_OPENINFERENCE.get(value) if type(value) is str else None
             if kind is None:
                 kind = classify(name, attributes)
-            trace_id, span_id = context.trace_id, context.span_id
-            parent_id = parent.span_id if parent is not None else None
-            gated = kind is Kind.TOOL or kind is Kind.LLM or kind is Kind.AGENT
+            if type(context) is SpanContext:  # a tuple: its items, not its properties (a Python call each)
+                trace_id, span_id = context[0], context[1]
+            else:
+                trace_id, span_id = context.trace_id, context.span_id
+            parent_id = None if parent is None else parent[1] if type(parent) is SpanContext else parent.span_id
+            gated = kind is _TOOL or kind is _LLM or kind is _AGENT
             now = 0.0
             trace = self._traces.get(trace_id)  # _trace's common case inline: the trace is already known
             if trace is None:
@@ -323,10 +330,10 @@ class BreakerSpanProcessor(SpanProcessor):
                     if self.shared is not None and parent is not None and parent.is_remote:
                         chain = self._guard(self.shared.inherited_chain) or ()  # the caller's agents, from the request
                 signal: AgentRun | None = None
-                if kind is Kind.AGENT:
+                if kind is _AGENT:
                     signal = agent_start(name, attributes, self._cap)
                     scope, chain = trace.scope(signal.name), (*chain, signal.name)
-                elif kind is Kind.CHAIN:
+                elif kind is _CHAIN:
                     step = name if isinstance(name, str) else None
                 entry = OpenSpan(span, parent_id, kind, scope, chain, step, signal)
                 if len(open_spans) < MAX_OPEN_SPANS:
@@ -348,16 +355,19 @@ class BreakerSpanProcessor(SpanProcessor):
             context = span._context if type(span) is ReadableSpan else span.context  # the SDK's: no property call
             if context is None:
                 return
-            trace = self._traces.get(context.trace_id)
+            if type(context) is SpanContext:  # a tuple: its items, not its properties (a Python call each)
+                trace_id, span_id = context[0], context[1]
+            else:
+                trace_id, span_id = context.trace_id, context.span_id
+            trace = self._traces.get(trace_id)
             if trace is None:
                 return
-            span_id = context.span_id
             lock = trace.lock
             lock.acquire()
             try:
                 entry = trace.open.pop(span_id, None)
                 trip = None
-                if entry is not None and entry.kind is not Kind.OTHER:
+                if entry is not None and entry.kind is not _OTHER:
                     trip = self._account(trace, entry, span)
                 if span_id == trace.root_id:
                     self._drop(trace)
@@ -421,7 +431,7 @@ class BreakerSpanProcessor(SpanProcessor):
               attributes: Any, signal: Any, now: float) -> _Trip | None:
         """A TOOL, LLM or AGENT span starts: admit it (breaker) and run the start detectors on its inputs."""
         breaker = trace.breaker
-        if breaker.record is not None or breaker.state is not BreakerState.CLOSED or self.shared is not None:
+        if breaker.record is not None or breaker.state is not _CLOSED or self.shared is not None:
             trip, proceed = self._admit(trace, entry, kind, now)
             if not proceed:
                 return trip
@@ -429,7 +439,7 @@ class BreakerSpanProcessor(SpanProcessor):
         if scope is None:
             scope = trace.scope("")
         hooks: _Hooks
-        if kind is Kind.TOOL:
+        if kind is _TOOL:
             trace.totals.tool_calls += 1
             if self.shared is not None:
                 self._guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
@@ -437,7 +447,7 @@ class BreakerSpanProcessor(SpanProcessor):
                 up.tool_calls += 1
             signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
             hooks = self._tool_start_hooks
-        elif kind is Kind.LLM:
+        elif kind is _LLM:
             trace.totals.model_calls += 1
             signal = entry.signal = model_start(name, attributes, self._cap)
             hooks = self._model_start_hooks
@@ -473,16 +483,16 @@ class BreakerSpanProcessor(SpanProcessor):
         breaker = trace.breaker
         record = breaker.record
         if record is not None:
-            if kind is Kind.LLM:
+            if kind is _LLM:
                 record.model_calls_after += 1
-            elif kind is Kind.TOOL:
+            elif kind is _TOOL:
                 record.tool_calls_after += 1
-        if self.shared is not None and breaker.state is BreakerState.CLOSED:
+        if self.shared is not None and breaker.state is _CLOSED:
             remote = self._guard(self.shared.remote_trip, trace.trace_id)
             if remote is not None:
                 old = breaker.trip(remote, now)
                 return self._decide(trace, entry, remote, now, old, start=True, new_trip=True), False
-        if breaker.state is not BreakerState.CLOSED:
+        if breaker.state is not _CLOSED:
             admission = breaker.admit(now, self.config.half_open_after_s, entry.span.context.span_id)
             if admission is Admission.BLOCK:
                 if not self._enforce or record is None:
@@ -605,7 +615,7 @@ class BreakerSpanProcessor(SpanProcessor):
                 trace.forget_progress()
             self._notify_state(_hex_trace(trace.trace_id), BreakerState.HALF_OPEN, new)
         breaker = trace.breaker
-        if breaker.record is not None and (not self._enforce or breaker.state is not BreakerState.CLOSED):
+        if breaker.record is not None and (not self._enforce or breaker.state is not _CLOSED):
             return None  # enforce: nothing to learn while OPEN; observe: the first trip is the one reported
         if type(span) is ReadableSpan:  # the SDK's fields: no property calls, no copy of an empty event list
             events, status = span._events or (), span._status
@@ -620,13 +630,13 @@ class BreakerSpanProcessor(SpanProcessor):
         kind = entry.kind
         signal: Any = entry.signal
         hooks: _Hooks
-        if kind is Kind.TOOL:
+        if kind is _TOOL:
             if not isinstance(signal, ToolCall):
                 return None  # admitted without detection (observe mode while OPEN)
             fill_tool_result(signal, attributes, events, status, self._cap, self._format_types)
             scope.tools.record(signal)
             hooks = self._tool_end_hooks
-        elif kind is Kind.LLM:
+        elif kind is _LLM:
             if not isinstance(signal, ModelCall):
                 return None
             fill_model_result(signal, attributes)
@@ -638,8 +648,8 @@ class BreakerSpanProcessor(SpanProcessor):
             if self.shared is not None:
                 self._guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
             hooks = self._model_end_hooks
-        elif kind is Kind.CHAIN:
-            code = getattr(status, "status_code", None)
+        elif kind is _CHAIN:
+            code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
             # A clean step (no events, status unset or OK) shares one signal: no object per step.
             signal = _CLEAN_STEP if not events and (code is _UNSET or code is _OK) else StepEnd(
                 root_error(events, status, self._format_types))

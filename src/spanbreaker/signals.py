@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import Status, StatusCode
 
 from .fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample, similarity_text
 
@@ -42,6 +42,8 @@ _LLM_NAME_SUFFIXES = (".invoke", ".ainvoke", ".invoke_stream", ".ainvoke_stream"
 _AGENT_NAME_SUFFIXES = (".run", ".arun")
 
 GATED_KINDS = frozenset({Kind.AGENT, Kind.LLM, Kind.TOOL})
+_AGENT, _CHAIN, _LLM, _TOOL, _OTHER = Kind.AGENT, Kind.CHAIN, Kind.LLM, Kind.TOOL, Kind.OTHER
+"""Members as module constants: ``Kind.TOOL`` is a slow class attribute lookup on Python 3.11."""
 """Span kinds that stand for a call the breaker can veto."""
 
 
@@ -58,18 +60,18 @@ def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
         if kind is not None:
             return kind
     if not isinstance(name, str):
-        return Kind.OTHER
+        return _OTHER
     if name.endswith(_LLM_NAME_SUFFIXES):
-        return Kind.LLM
+        return _LLM
     if name.endswith(_AGENT_NAME_SUFFIXES):
-        return Kind.AGENT
+        return _AGENT
     if name.startswith("Step "):
-        return Kind.CHAIN
+        return _CHAIN
     if name.startswith("invoke_agent "):
-        return Kind.AGENT
+        return _AGENT
     if name.startswith("execute_tool "):
-        return Kind.TOOL
-    return Kind.OTHER
+        return _TOOL
+    return _OTHER
 
 
 # ----------------------------------------------------------------------------------------------- readers
@@ -425,7 +427,8 @@ def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str])
     root is the last non-wrapper class named in the message. Returns ``None`` for a span that did not fail.
     """
     if not events:
-        code = getattr(status, "status_code", None)
+        # the SDK's Status: its field, not its property (a Python call)
+        code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
         if code is _UNSET or code is _OK:  # the SDK's codes by identity: Enum.name is a Python-level property
             return None
         if code is None or getattr(code, "name", "") != "ERROR":

@@ -438,8 +438,9 @@ class RedisSharedState:
         if payload.get("op") == "reset":
             self.stats.resets_received += 1
             with self._lock:
+                # The reset trip stays in _delivered: a pull that read the trace before the reset cleared it
+                # must not hand the same trip over again (a later trip has a new id and is delivered).
                 self._trips.pop(tid, None)
-                self._delivered.pop(tid, None)
             if tid in self.processor._traces:
                 self._local.applying = True
                 try:
