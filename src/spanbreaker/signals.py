@@ -318,7 +318,10 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     if raw is None:
         raw = attributes.get("gen_ai.tool.call.result")
     output = raw if type(raw) is str else as_str(raw)
-    error = call.error = root_error(events, status, format_types)
+    code = status._status_code if type(status) is Status else None
+    # A clean call (no events, the SDK's status unset or OK) is decided without the call to root_error.
+    error = call.error = None if not events and (code is _UNSET or code is _OK) else root_error(
+        events, status, format_types)
     text = output if output is not None else ""
     if error is not None and not text:
         text = f"error:{error}"
