@@ -141,3 +141,17 @@ def test_processor_works_on_a_provider_that_already_has_processors() -> None:
             with provider.get_tracer("t").start_as_current_span(
                     "t", attributes={"openinference.span.kind": "TOOL", "tool.name": "t", "input.value": "{}"}):
                 pass
+
+
+def test_the_fast_path_knows_the_sdks_span_classes() -> None:
+    """The hot path reads the SDK's span fields directly for the classes it knows (the tracer makes ``_Span``,
+    a subclass); any other span goes through the public properties. If the SDK renames its class, this fails
+    so the fast path is updated, rather than silently falling back to the slow one."""
+    from opentelemetry.trace import SpanContext
+
+    from spanbreaker import processor
+
+    span = TracerProvider().get_tracer("t").start_span("s")
+    assert type(span) in processor._SDK_SPANS
+    assert type(span.get_span_context()) is SpanContext
+    span.end()
