@@ -40,6 +40,7 @@ from .detectors.base import Quiet
 from .errors import Tripped, trip_exception_for
 from .pricing import cost_usd, prewarm
 from .signals import (
+    KIND_BY_OPENINFERENCE,
     AgentRun,
     Kind,
     ModelCall,
@@ -117,8 +118,6 @@ class _Trip:
     new_state: BreakerState
 
 
-_KIND_BY_OPENINFERENCE = {"AGENT": Kind.AGENT, "CHAIN": Kind.CHAIN, "LLM": Kind.LLM, "TOOL": Kind.TOOL}
-"""The common spellings of ``openinference.span.kind``, decided inline; :func:`classify` handles the rest."""
 _CLEAN_STEP = StepEnd(None)
 _SDK_SPANS = frozenset({Span, getattr(sdk_trace, "_Span", Span)})
 """The SDK's span classes (the tracer makes ``_Span``), whose fields the hot path reads directly."""
@@ -299,7 +298,7 @@ class BreakerSpanProcessor(SpanProcessor):
             if context is None:
                 return
             value = attributes.get("openinference.span.kind")
-            kind = _KIND_BY_OPENINFERENCE.get(value) if type(value) is str else None
+            kind = KIND_BY_OPENINFERENCE.get(value) if type(value) is str else None  # classify's common case
             if kind is None:
                 kind = classify(name, attributes)
             if type(context) is SpanContext:  # a tuple: its items, not its properties (a Python call each)
@@ -453,12 +452,9 @@ class BreakerSpanProcessor(SpanProcessor):
             hooks = self._model_start_hooks
         else:
             hooks = self._agent_start_hooks
-        for check in hooks.always:
-            finding = check(trace, scope, entry, signal)
-            if finding is not None:
-                if not finding.warning:
-                    return self._trip_from(trace, entry, finding, now, start=True)
-                self._warn(trace, entry, finding)
+        trip = self._run(trace, scope, entry, signal, hooks.always, now, start=True)
+        if trip is not None:
+            return trip
         if hooks.gated:
             quiet, totals = hooks.quiet, (trace.totals if trace.remote is None else trace.usage())
             if (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls
@@ -670,13 +666,9 @@ class BreakerSpanProcessor(SpanProcessor):
                 caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
                                                    signal.output_key, error=signal.error))
             hooks = self._agent_end_hooks
-        for check in hooks.always:
-            finding = check(trace, scope, entry, signal)
-            if finding is not None:
-                if not finding.warning:
-                    return self._trip_from(trace, entry, finding, now if now is not None else self._clock(),
-                                           start=False)
-                self._warn(trace, entry, finding)
+        trip = self._run(trace, scope, entry, signal, hooks.always, now, start=False)
+        if trip is not None:
+            return trip
         if hooks.gated:
             quiet, totals = hooks.quiet, (trace.totals if trace.remote is None else trace.usage())
             if (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls

@@ -30,7 +30,7 @@ class Kind(IntEnum):
     TOOL = 4
 
 
-_KIND_BY_OPENINFERENCE = {
+KIND_BY_OPENINFERENCE = {
     "AGENT": Kind.AGENT, "CHAIN": Kind.CHAIN, "LLM": Kind.LLM, "TOOL": Kind.TOOL,
 }
 _KIND_BY_GENAI_OPERATION = {
@@ -51,7 +51,7 @@ def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
     """The span's kind from its attributes, else from its name."""
     value = attributes.get("openinference.span.kind")
     if isinstance(value, str):
-        kind = _KIND_BY_OPENINFERENCE.get(value) or _KIND_BY_OPENINFERENCE.get(value.upper())
+        kind = KIND_BY_OPENINFERENCE.get(value) or KIND_BY_OPENINFERENCE.get(value.upper())
         if kind is not None:
             return kind
     value = attributes.get("gen_ai.operation.name")
