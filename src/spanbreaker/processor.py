@@ -452,15 +452,16 @@ class BreakerSpanProcessor(SpanProcessor):
             hooks = self._model_start_hooks
         else:
             hooks = self._agent_start_hooks
-        trip = self._run(trace, scope, entry, signal, hooks.always, now, start=True)
-        if trip is not None:
-            return trip
-        if hooks.gated:
-            quiet, totals = hooks.quiet, (trace.totals if trace.remote is None else trace.usage())
-            if (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls
-                    or totals.tool_calls >= quiet.tool_calls or totals.cost_usd >= quiet.cost_usd):
-                return self._run(trace, scope, entry, signal, hooks.gated, now, start=True)
-        return None
+        return self._detect(trace, scope, entry, signal, hooks, now, start=True)
+
+    def _detect(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any, hooks: _Hooks,
+                now: float | None, *, start: bool) -> _Trip | None:
+        """Run a hook's detectors: those that always run, then the gated ones once a trace total reached them."""
+        trip = self._run(trace, scope, entry, signal, hooks.always, now, start=start)
+        if trip is None and hooks.gated and hooks.quiet.reached(
+                trace.totals if trace.remote is None else trace.usage()):
+            trip = self._run(trace, scope, entry, signal, hooks.gated, now, start=start)
+        return trip
 
     def _run(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any,
              hooks: list[Callable[..., Finding | None]], now: float | None, *, start: bool) -> _Trip | None:
@@ -666,15 +667,7 @@ class BreakerSpanProcessor(SpanProcessor):
                 caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
                                                    signal.output_key, error=signal.error))
             hooks = self._agent_end_hooks
-        trip = self._run(trace, scope, entry, signal, hooks.always, now, start=False)
-        if trip is not None:
-            return trip
-        if hooks.gated:
-            quiet, totals = hooks.quiet, (trace.totals if trace.remote is None else trace.usage())
-            if (totals.tokens >= quiet.tokens or totals.model_calls >= quiet.model_calls
-                    or totals.tool_calls >= quiet.tool_calls or totals.cost_usd >= quiet.cost_usd):
-                return self._run(trace, scope, entry, signal, hooks.gated, now, start=False)
-        return None
+        return self._detect(trace, scope, entry, signal, hooks, now, start=False)
 
     def _drop(self, trace: TraceState) -> None:
         self._keep_record(trace)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from ..config import BreakerConfig
 from ..signals import AgentRun, ModelCall, StepEnd, ToolCall
-from ..tracestate import AgentScope, OpenSpan, TraceState
+from ..tracestate import AgentScope, OpenSpan, Totals, TraceState
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +26,11 @@ class Quiet:
     model_calls: float = math.inf
     tool_calls: float = math.inf
     cost_usd: float = math.inf
+
+    def reached(self, totals: Totals) -> bool:
+        """True once any of the trace's totals got to its threshold (the hook may report)."""
+        return (totals.tokens >= self.tokens or totals.model_calls >= self.model_calls
+                or totals.tool_calls >= self.tool_calls or totals.cost_usd >= self.cost_usd)
 
     def combine(self, other: Quiet) -> Quiet:
         """Quiet below both: the lower threshold of each total."""
