@@ -325,7 +325,7 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     text = output if output is not None else ""
     if error is not None and not text:
         text = f"error:{error}"
-    call.result_key = hash(text) if len(text) <= cap else _text_key(text, cap)
+    call.result_key = _text_key(text, cap)
     call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
     call.empty = error is None and (output is None or (len(output) <= 64 and is_empty_result(output)))
 
