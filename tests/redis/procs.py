@@ -12,11 +12,22 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload([f"{__package__}.worker", "spanbreaker.state.redis", "redis"])
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
+    """Poll ``condition`` until it holds (True) or ``timeout_s`` passed (False): wait on an event, not a guess."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return False
 
 
 def traceparent() -> tuple[str, str]:
@@ -68,6 +79,22 @@ class Workers:
                 raise AssertionError("workers did not get ready")
             time.sleep(0.01)
         self.go.touch()
+
+    def wait_for(self, path: Path, timeout_s: float = 45.0) -> None:
+        """Wait until a worker signalled ``path`` (a step it reached); fail at once if a worker died instead."""
+        def died() -> list[Path]:
+            return [ready for proc, ready in self.procs if proc.exitcode not in (None, 0)]
+
+        if not wait_until(lambda: path.exists() or bool(died()), timeout_s):
+            raise AssertionError(f"no worker reached {path.name}")
+        if not path.exists():
+            raise AssertionError(f"worker died: {self._log(died()[0])}")
+
+    def join(self, index: int, timeout_s: float = 60.0) -> None:
+        """Wait until worker ``index`` has finished (its report is read later, with the others')."""
+        proc, ready = self.procs[index]
+        proc.join(timeout_s)
+        assert not proc.is_alive(), f"worker hung: {self._log(ready)}"
 
     def results(self, timeout_s: float = 60.0) -> list[dict[str, Any]]:
         reports = []

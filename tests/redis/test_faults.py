@@ -18,7 +18,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 import spanbreaker
 
 from ..core.spans import Harness, make_harness
-from .procs import Workers, traceparent
+from .procs import Workers, traceparent, wait_until
 from .server import RedisServer, free_port
 
 
@@ -30,24 +30,33 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
 
 
 def test_kill_pause_restart_mid_run(own_redis: RedisServer, tmp_path: Path) -> None:
-    """A real agent runs through a SIGSTOP longer than the socket timeout, a kill and a restart of Redis."""
+    """A real agent runs through a SIGSTOP longer than the socket timeout, a kill and a restart of Redis.
+
+    Paced by events, not by the clock: Redis is paused once the agent is stepping (its 5th lookup), and the agent
+    holds at its 40th lookup until Redis has been restarted and this process has flushed to it again, so the
+    last lookups, the answer and the final flush happen after the restart on a fast machine as on a slow one.
+    """
     tp, trace_hex = traceparent()
     workers = Workers(tmp_path)
-    workers.start(state=own_redis.url, prefix="faults", traceparent=tp, steps=45, delay=0.04, name="steady")
+    stepping, restarted = tmp_path / "stepping", tmp_path / "restarted"
+    workers.start(state=own_redis.url, prefix="faults", traceparent=tp, steps=45, delay=0.04, name="steady",
+                  mark={"step": 5, "path": str(stepping)}, hold={"step": 40, "path": str(restarted)})
     workers.release()
-    time.sleep(0.5)
+    workers.wait_for(stepping)
     own_redis.pause()
-    time.sleep(1.0)  # twice the socket timeout
+    time.sleep(1.0)  # the outage lasts twice the socket timeout (the agent keeps stepping or holds meanwhile)
     own_redis.resume()
     time.sleep(0.3)
     own_redis.kill()
     time.sleep(0.4)
     own_redis.start()  # same port, empty data set (no persistence)
+    restarted.touch()
     (report,) = workers.results()
 
     assert report["error"] is None and not report["tripped"], report
     assert report["exported"] == report["spans_started"], "a span was lost"
-    # Redis was paused for 1 s (twice the socket timeout): a step that waited on it would leave a gap that long.
+    # Redis was paused for 1 s (twice the socket timeout): a step that waited on it would leave a gap that long
+    # between the end of one tool and the start of the next (the agent's own time: model call, spans, breaker).
     assert report["max_gap_between_tools"] < 0.45, "the agent waited on Redis"
     assert report["state_errors"] > 0, "the outage was not counted"
     assert report["state_warnings"] == 1
@@ -89,7 +98,7 @@ def test_detection_goes_on_while_redis_is_paused(own_redis: RedisServer, caplog:
         own_redis.pause()
         with caplog.at_level(logging.WARNING, logger="spanbreaker.state"):
             detector, durations = _looping_run(harness, 0xFEED0001, 20)
-            time.sleep(0.8)  # let a flush time out
+            assert wait_until(lambda: shared.degraded), "no flush timed out"
         assert detector == "tool_repeat"
         assert max(durations) < 0.05, f"a span waited on Redis: {max(durations):.3f}s"
         assert harness.processor.stats.state_errors > 0 and shared.degraded
@@ -111,8 +120,7 @@ def test_redis_absent_from_the_start_costs_nothing() -> None:
         detector, durations = _looping_run(harness, 0xFEED0002, 20)
         assert detector == "tool_repeat"
         assert max(durations) < 0.05
-        time.sleep(0.1)
-        assert harness.processor.stats.state_errors > 0
+        assert wait_until(lambda: harness.processor.stats.state_errors > 0)
     finally:
         started = time.monotonic()
         harness.processor.shutdown()

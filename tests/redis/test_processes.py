@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -51,12 +50,17 @@ def test_budget_neither_exceeds_alone_trips_across_both(redis_server: RedisServe
 
 def test_trip_in_one_process_stops_the_others_next_call(redis_server: RedisServer, prefix: str,
                                                        tmp_path: Path) -> None:
+    """The bystander holds inside its 3rd lookup until the looper has tripped (and it has flushed since), so the
+    trip always lands mid-run, however the two processes happen to be scheduled."""
     tp, trace_hex = traceparent()
     workers = Workers(tmp_path)
     common = {"state": redis_server.url, "prefix": prefix, "traceparent": tp}
-    workers.start(name="looper", loop=True, steps=12, delay=0.05, **common)
-    workers.start(name="bystander", steps=40, delay=0.1, **common)
+    tripped = tmp_path / "looper-done"
+    looper_index = workers.start(name="looper", loop=True, steps=12, delay=0.05, **common)
+    workers.start(name="bystander", steps=40, delay=0.1, hold={"step": 3, "path": str(tripped)}, **common)
     workers.release()
+    workers.join(looper_index)
+    tripped.touch()
     looper, bystander = workers.results()
 
     assert looper["tripped"] and looper["detector"] == "tool_repeat" and looper["error"] is None
@@ -70,17 +74,23 @@ def test_trip_in_one_process_stops_the_others_next_call(redis_server: RedisServe
 
 def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, prefix: str,
                                                     tmp_path: Path) -> None:
+    """Both workers hold inside their 5th lookup until the operator's command has returned: the kill switch lands
+    mid-run whether the command takes 0.3 s or 5 s to start."""
     tp, trace_hex = traceparent()
     workers = Workers(tmp_path)
     common = {"state": redis_server.url, "prefix": prefix, "traceparent": tp, "steps": 150, "delay": 0.05}
-    workers.start(name="one", **common)
-    workers.start(name="two", **common)
+    stopped = tmp_path / "stopped"
+    for name in ("one", "two"):
+        workers.start(name=name, mark={"step": 5, "path": str(tmp_path / name)},
+                      hold={"step": 5, "path": str(stopped)}, **common)
     workers.release()
-    time.sleep(0.6)
+    workers.wait_for(tmp_path / "one")
+    workers.wait_for(tmp_path / "two")
     operator = subprocess.run(
         [sys.executable, "-m", "spanbreaker.state.cli", "open", trace_hex, "--state", redis_server.url,
          "--prefix", prefix, "--reason", "operator stop"], capture_output=True, text=True, timeout=30)
     assert operator.returncode == 0, operator.stderr
+    stopped.touch()
     one, two = workers.results()
     for report in (one, two):
         assert report["error"] is None

@@ -4,8 +4,7 @@ ways, what is stored, configuration. Two breakers here stand for two processes (
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,8 @@ from spanbreaker.state import open_trace, reset_trace
 from spanbreaker.state.redis import RedisSharedState, _redact
 
 from ..core.spans import Harness, make_harness
+from .procs import wait_until
 from .server import RedisServer
-
-
-def _wait(condition: Callable[[], bool], timeout_s: float = 3.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return False
 
 
 @pytest.fixture
@@ -52,7 +43,7 @@ def test_force_open_in_code_reaches_the_other_process(pair: tuple[Harness, Harne
         with second.agent("worker"):
             second.llm()
             first.processor.force_open(trace_id, "budget review")
-            assert _wait(lambda: bool(second.processor.shared._trips))
+            assert wait_until(lambda: bool(second.processor.shared._trips))
             with pytest.raises(spanbreaker.Tripped) as caught:
                 second.llm()
     finally:
@@ -73,12 +64,12 @@ def test_reset_from_the_kill_switch_closes_every_breaker(pair: tuple[Harness, Ha
             second.llm()
             open_trace(redis_server.url, trace_id, "incident 42", prefix=prefix)
             for harness in pair:
-                assert _wait(lambda h=harness: bool(h.processor.shared._trips))  # type: ignore[misc]
+                assert wait_until(lambda h=harness: bool(h.processor.shared._trips))  # type: ignore[misc]
                 with pytest.raises(spanbreaker.Tripped):
                     harness.llm()
                 assert harness.processor.state(trace_id) is BreakerState.OPEN
             reset_trace(redis_server.url, f"{trace_id:032x}", prefix=prefix)
-            assert _wait(lambda: all(h.processor.state(trace_id) is BreakerState.CLOSED for h in pair))
+            assert wait_until(lambda: all(h.processor.state(trace_id) is BreakerState.CLOSED for h in pair))
             first.llm()
             second.llm()  # both run again
     finally:

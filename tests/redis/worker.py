@@ -42,6 +42,15 @@ def _wait_for(path: Path, timeout_s: float = 30.0) -> bool:
     return True
 
 
+def _hold(path: Path, processor: spanbreaker.BreakerSpanProcessor) -> None:
+    """Wait inside a tool until the test says go on (it changed something outside), then until this process has
+    flushed to the shared state since: the rest of the run happens after that change, however fast or slow the
+    machine is. Both waits are bounded; a test that never signals fails on its own assertions."""
+    _wait_for(path, 30.0)
+    if processor.shared is not None:
+        processor.shared.flush(10.0)
+
+
 def call_remote(request: Path, response: Path, task: str) -> str:
     """A request to another service: the current context goes in the headers, the answer comes back."""
     carrier: dict[str, str] = {}
@@ -102,8 +111,12 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
         now = time.monotonic()
         if gaps["last"]:
             gaps["max"] = max(gaps["max"], now - gaps["last"])
-        gaps["last"] = now
+        if runs["tool"] == int(spec.get("mark", {}).get("step", -1)):
+            Path(spec["mark"]["path"]).touch()  # tells the test this run is under way (it acts on it)
         time.sleep(delay)
+        if runs["tool"] == int(spec.get("hold", {}).get("step", -1)):
+            _hold(Path(spec["hold"]["path"]), processor)
+        gaps["last"] = time.monotonic()  # the gap to the next tool is the agent's own time: model, spans, breaker
         return "nothing new on that" if loop else f"facts about {query}: {runs['tool'] * 7919}"
 
     smolagents.ScriptedModel = ScriptedModel  # type: ignore[attr-defined]  # the instrumentor wraps exported models
