@@ -32,16 +32,21 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class DataFields(HTMLParser):
-    """Collects ``data-field`` values: the summary's, and per ``section[data-trace-id]``."""
+    """Collects ``data-field`` values: the summary's, per ``section[data-trace-id]``, per sweep row
+    (``tr[data-config]``), and the rows of each trace's table of counted calls."""
 
     def __init__(self) -> None:
         super().__init__()
         self.summary: dict[str, str] = {}
         self.traces: dict[str, dict[str, str]] = {}
         self.detectors: dict[str, str] = {}
+        self.configs: dict[str, dict[str, str]] = {}
+        self.call_rows: dict[str, int] = {}
         self.tags: set[str] = set()
         self._trace: str | None = None
         self._detector: str | None = None
+        self._config: str | None = None
+        self._in_calls = False
         self._field: str | None = None
         self._text: list[str] = []
 
@@ -53,6 +58,13 @@ class DataFields(HTMLParser):
             self.traces[self._trace or ""] = {}
         if tag == "tr" and a.get("data-detector"):
             self._detector = a["data-detector"]
+        if tag == "tr" and a.get("data-config"):
+            self._config = a["data-config"] or ""
+            self.configs[self._config] = {}
+        if tag == "table" and a.get("data-field-table") == "trip_calls":
+            self._in_calls = True
+        if tag == "tr" and self._in_calls and self._trace is not None:
+            self.call_rows[self._trace] = self.call_rows.get(self._trace, -1) + 1  # the header row is not a call
         if a.get("data-field"):
             self._field, self._text = a["data-field"], []
 
@@ -65,6 +77,8 @@ class DataFields(HTMLParser):
             value = "".join(self._text).strip()
             if self._detector is not None and self._field == "trips":
                 self.detectors[self._detector] = value
+            elif self._config is not None:
+                self.configs[self._config][self._field] = value
             elif self._trace is not None:
                 self.traces[self._trace][self._field] = value
             else:
@@ -73,7 +87,9 @@ class DataFields(HTMLParser):
         if tag == "section":
             self._trace = None
         if tag == "tr":
-            self._detector = None
+            self._detector = self._config = None
+        if tag == "table":
+            self._in_calls = False
 
 
 def parse_html(text: str) -> DataFields:
@@ -93,6 +109,8 @@ def check_html_matches_json(page: DataFields, lines: list[dict[str, Any]]) -> No
         for key in ("detector", "reason", "step", "calls_after_trip", "model_calls_after", "tool_calls_after",
                     "tokens_after_trip"):
             assert fields[key] == str(line[key]), key
+        assert fields["outcome"] == (line["outcome"] or "not labelled")
+        assert page.call_rows.get(line["trace_id"], 0) == len(line["trip_calls"])
     by_detector: dict[str, int] = {}
     for line in tripped:
         by_detector[line["detector"]] = by_detector.get(line["detector"], 0) + 1

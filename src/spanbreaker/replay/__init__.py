@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .feed import Feeder
 from .readers import Problem, RecordedSpan, RecordedTrace, read_traces
-from .runner import StepStat, TraceResult, replay, replay_trace
+from .runner import StepStat, TraceResult, replay, replay_many, replay_trace
 
 __all__ = [
     "Feeder",
@@ -21,5 +21,6 @@ __all__ = [
     "TraceResult",
     "read_traces",
     "replay",
+    "replay_many",
     "replay_trace",
 ]

@@ -1,4 +1,5 @@
-"""``spanbreaker replay PATH... [--config FILE] [--json] [--html FILE]``: backtest the breaker on recorded traces.
+"""``spanbreaker replay PATH... [--config FILE] [--sweep KEY=V1,V2...] [--json] [--html FILE]``: backtest the breaker
+on recorded traces.
 
 Why it is a separate command rather than a script: users tune thresholds on the traces they already have
 before letting the breaker stop production runs; the command must read what their backends export and say
@@ -25,8 +26,9 @@ from .export import CollectingExporter
 from .feed import Feeder
 from .html import render
 from .readers import Problem
-from .report import Summary, print_report
-from .runner import TraceResult, replay
+from .report import Summary, print_report, sweep_table
+from .runner import TraceResult, replay_many
+from .sweep import Sweep
 
 PROGRESS_FROM_BYTES = 1024 * 1024
 """Inputs at least this large get a progress bar (on a terminal)."""
@@ -39,6 +41,9 @@ def register(subparsers: Any) -> None:
     sub.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories of them")
     sub.add_argument("--config", metavar="FILE",
                      help="TOML thresholds (as for SPANBREAKER_CONFIG); default: environment, then defaults")
+    sub.add_argument("--sweep", action="append", metavar="KEY=V1,V2,...",
+                     help="also replay with each value of a numeric threshold, in the same pass; repeatable "
+                          "(one key at a time from the base config, not a grid)")
     sub.add_argument("--json", action="store_true", help="one JSON object per trace on stdout")
     sub.add_argument("--html", metavar="FILE", help="write a self-contained HTML report")
     sub.add_argument("--export", metavar="FILE",
@@ -58,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     try:
         config = _config(args.config)
+        sweep = Sweep(config, args.sweep or ())
     except ConfigError as exc:
         err.print(f"spanbreaker replay: {exc}", markup=False)
         return 2
@@ -88,34 +94,43 @@ def run(args: argparse.Namespace) -> int:
             err.print(f"spanbreaker replay: cannot write {args.export}: {exc}", markup=False)
             return 2
         exporter = CollectingExporter(export_file)
-    feeder = Feeder(config, extra_processors=[SimpleSpanProcessor(exporter)] if exporter else ())
+    feeders = [Feeder(config, extra_processors=[SimpleSpanProcessor(exporter)] if exporter else ())]
+    feeders += [Feeder(c) for c in sweep.configs[1:]]
     with progress, contextlib.ExitStack() as stack:
-        stack.callback(feeder.shutdown)
+        for feeder in feeders:
+            stack.callback(feeder.shutdown)
         if export_file is not None:
             stack.enter_context(export_file)
-        for result in replay(args.paths, config, problems=problems, on_problem=on_problem, feeder=feeder,
-                             progress=lambda done, total: progress.update(task, completed=done, total=total)):
+        for verdicts in replay_many(args.paths, feeders, problems=problems, on_problem=on_problem,
+                                    progress=lambda done, total: progress.update(task, completed=done, total=total)):
+            result = verdicts[0]
             if exporter is not None:
                 exporter.write_trace(result.resource)
             summary.add(result)
+            sweep.add(verdicts)
             if args.json:
-                out.write(json.dumps(result.as_json(), separators=(",", ":")) + "\n")
+                line = result.as_json()
+                if sweep.rows:
+                    line["sweep"] = sweep.verdicts(verdicts)
+                out.write(json.dumps(line, separators=(",", ":")) + "\n")
                 out.flush()
             if args.html or not args.json:
                 results.append(result)
             progress.update(task, traces=summary.traces)
     if not args.json:
-        print_report(_stdout_console(), results, summary, problems, show_all=args.all)
+        print_report(_wide_console(), results, summary, problems, show_all=args.all, sweep=sweep.rows)
     if args.html:
         title = ", ".join(Path(p).name for p in args.paths)
         try:
-            Path(args.html).write_text(render(results, summary, problems, title), encoding="utf-8")
+            Path(args.html).write_text(render(results, summary, problems, title, sweep.rows), encoding="utf-8")
         except OSError as exc:
             err.print(f"spanbreaker replay: cannot write {args.html}: {exc}", markup=False)
             return 2
     if args.json:
         err.print(f"{summary.tripped} of {summary.traces} traces would have tripped"
                   + (f"; {len(problems)} input problem(s)" if problems else ""), markup=False)
+        if sweep.rows:
+            _wide_console(stderr=True).print(sweep_table(sweep.rows))
     return 1 if problems else 0
 
 
@@ -128,9 +143,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _stdout_console() -> Console:
-    """Wide enough for the verdict table when stdout is a file or pipe (rich would assume 80 columns)."""
-    console = Console(highlight=False)
+def _wide_console(stderr: bool = False) -> Console:
+    """Wide enough for the verdict table when the stream is a file or pipe (rich would assume 80 columns)."""
+    console = Console(highlight=False, stderr=stderr)
     if not console.is_terminal:
-        console = Console(highlight=False, width=200)
+        console = Console(highlight=False, stderr=stderr, width=200)
     return console

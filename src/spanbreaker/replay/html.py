@@ -1,5 +1,7 @@
-"""The ``--html`` page: one self-contained file (inline CSS and SVG, no script, no CDN) with the summary and,
-per tripped trace, a timeline of tokens and calls per step with the trip marked.
+"""The ``--html`` page: one self-contained file (inline CSS and SVG, no script, no CDN) with the summary, the
+threshold sweep when one was asked for and, per tripped trace, the run's outcome label, the trip's evidence and
+the calls it counted (fingerprints and ids only, as on the trip attributes), and a timeline of tokens and calls
+per step with the trip marked.
 
 Why self-contained: the page is attached to tickets and opened offline; nothing may be fetched. Every number
 on it comes from the same :class:`~spanbreaker.replay.runner.TraceResult` objects as ``--json``, and carries a
@@ -9,13 +11,18 @@ on it comes from the same :class:`~spanbreaker.replay.runner.TraceResult` object
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from html import escape
 from importlib import resources
 from string import Template
+from typing import TYPE_CHECKING
 
 from .readers import Problem
-from .report import Summary, label
+from .report import SWEEP_COLUMNS, Summary, evidence_text, label, outcome_line, sweep_cells
 from .runner import TraceResult
+
+if TYPE_CHECKING:
+    from .sweep import SweepRow
 
 WIDTH = 900
 BAR_HEIGHT = 120
@@ -83,9 +90,22 @@ def _steps_table(result: TraceResult) -> str:
             "</tr></thead><tbody>" + "".join(rows) + "</tbody></table></details>")
 
 
+def _calls_table(result: TraceResult) -> str:
+    if not result.trip_calls:
+        return ""
+    rows = "".join(f"<tr><td>{_e(c.step or '')}</td><td>{_e(c.tool)}</td><td><code>{_e(c.span_id)}</code></td>"
+                   f"<td><code>{_e(c.args_fingerprint)}</code></td><td><code>{_e(c.result_fingerprint)}</code></td>"
+                   "</tr>" for c in result.trip_calls)
+    return ('<table class="calls" data-field-table="trip_calls"><caption>calls the trip counted</caption><thead>'
+            "<tr><th>step</th><th>tool</th><th>span</th><th>arguments (fingerprint)</th>"
+            "<th>result (fingerprint)</th></tr></thead><tbody>" + rows + "</tbody></table>")
+
+
 def _trace_section(result: TraceResult) -> str:
     facts = [
-        ("run", "label", label(result)), ("detector", "detector", result.detector),
+        ("run", "label", label(result)),
+        ("outcome", "outcome", result.outcome.word if result.outcome else "not labelled"),
+        ("detector", "detector", result.detector),
         ("reason", "reason", result.reason), ("step", "step", result.step), ("span", "span_name", result.span_name),
         ("model calls after trip", "model_calls_after", result.model_calls_after),
         ("tool calls after trip", "tool_calls_after", result.tool_calls_after),
@@ -93,16 +113,37 @@ def _trace_section(result: TraceResult) -> str:
         ("tokens after trip", "tokens_after_trip", result.tokens_after_trip),
         ("model calls / tool calls / tokens in the run", "totals",
          f"{result.model_calls} / {result.tool_calls} / {result.tokens}"),
+        ("evidence", "evidence", evidence_text(result)),
         ("source", "source", result.source),
     ]
     dl = "".join(f'<dt>{_e(name)}</dt><dd data-field="{field}">{_e(value if value is not None else "")}</dd>'
                  for name, field, value in facts)
     return (f'<section class="trace" data-trace-id="{_e(result.trace_id)}">'
             f"<h2>Trace <code>{_e(result.trace_id)}</code></h2><dl class=\"facts\">{dl}</dl>"
-            f"{timeline_svg(result)}{_steps_table(result)}</section>")
+            f"{_calls_table(result)}{timeline_svg(result)}{_steps_table(result)}</section>")
 
 
-def render(results: list[TraceResult], summary: Summary, problems: list[Problem], title: str) -> str:
+def sweep_html(rows: Sequence[SweepRow]) -> str:
+    """The sweep table, the same cells as the text report's."""
+    if not rows:
+        return ""
+    labelled = any(row.summary.labelled for row in rows)
+    columns = [c for c in SWEEP_COLUMNS if labelled or "runs tripped" not in c]
+    fields = [c.replace(" ", "_") for c in columns]
+    cls = ["" if i in (0, len(columns) - 1) else ' class="num"' for i in range(len(columns))]
+    head = "".join(f"<th{cls[i]}>{_e(c)}</th>" for i, c in enumerate(columns))
+    body = "\n".join(
+        f'<tr data-config="{_e(row.label)}">'
+        + "".join(f'<td{cls[i]} data-field="{f}">{_e(cell)}</td>'
+                  for i, (f, cell) in enumerate(zip(fields, sweep_cells(row, labelled), strict=True)))
+        + "</tr>" for row in rows)
+    return (f"<h2>Threshold sweep</h2><p class=\"muted\">Each row varies one key from the base configuration; "
+            f"every trace was read once and replayed under each configuration.</p>"
+            f'<table id="sweep"><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>')
+
+
+def render(results: list[TraceResult], summary: Summary, problems: list[Problem], title: str,
+           sweep: Sequence[SweepRow] = ()) -> str:
     detector_rows = "\n".join(
         f'<tr data-detector="{_e(d.detector)}"><td>{_e(d.detector)}</td><td class="num" data-field="trips">'
         f'{d.trips}</td><td class="num">{d.model_calls_after}</td><td class="num">{d.tool_calls_after}</td>'
@@ -121,5 +162,6 @@ def render(results: list[TraceResult], summary: Summary, problems: list[Problem]
     return _template().substitute(
         title=_e(title), generated=now, traces=summary.traces, tripped=summary.tripped, spans=summary.spans,
         calls_after_trip=summary.calls_after_trip, problems=len(problems), detector_rows=detector_rows,
-        traces_html=sections, problems_html=problems_html,
+        traces_html=sections, problems_html=problems_html, sweep_html=sweep_html(sweep),
+        outcomes=_e(outcome_line(summary) or "no outcome labels"),
     )

@@ -2,20 +2,25 @@
 the HTML page and the JSON consumers share.
 
 Why a summary by detector: tuning is per detector. A user raising one threshold wants to see how many traces
-that detector alone would have stopped, and what those trips would have saved.
+that detector alone would have stopped, and what those trips would have saved. Why the evidence and outcome
+columns: a trip on a run that succeeded would have killed a success; the reader judges each trip from the calls
+it counted (ids and fingerprints, as on the trip attributes) and the run's label.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
 from .readers import Problem
 from .runner import TraceResult
+
+if TYPE_CHECKING:
+    from .sweep import SweepRow
 
 LIST_ALL_UP_TO = 50
 """Up to this many traces every verdict is listed; beyond it only the tripped ones (unless asked for all)."""
@@ -36,15 +41,32 @@ class Summary:
     tripped: int = 0
     spans: int = 0
     calls_after_trip: int = 0
+    tokens_after_trip: int = 0
+    labelled: int = 0
+    """Traces that carry an outcome label (:mod:`~spanbreaker.replay.outcome`)."""
+    successful: int = 0
+    successful_tripped: int = 0
+    """Successful runs that would have tripped: each one a success the breaker would have killed."""
+    unsuccessful_tripped: int = 0
     by_detector: dict[str, DetectorSummary] = field(default_factory=dict)
 
     def add(self, result: TraceResult) -> None:
         self.traces += 1
         self.spans += result.spans
+        success = result.success
+        if success is not None:
+            self.labelled += 1
+            self.successful += success
         if not result.tripped or result.detector is None:
             return
         self.tripped += 1
         self.calls_after_trip += result.calls_after_trip
+        self.tokens_after_trip += result.tokens_after_trip
+        if success is not None:
+            if success:
+                self.successful_tripped += 1
+            else:
+                self.unsuccessful_tripped += 1
         item = self.by_detector.setdefault(result.detector, DetectorSummary(result.detector))
         item.trips += 1
         item.model_calls_after += result.model_calls_after
@@ -54,7 +76,9 @@ class Summary:
     def as_json(self) -> dict[str, Any]:
         return {
             "traces": self.traces, "tripped": self.tripped, "spans": self.spans,
-            "calls_after_trip": self.calls_after_trip,
+            "calls_after_trip": self.calls_after_trip, "tokens_after_trip": self.tokens_after_trip,
+            "labelled": self.labelled, "successful": self.successful,
+            "successful_tripped": self.successful_tripped, "unsuccessful_tripped": self.unsuccessful_tripped,
             "by_detector": {k: vars(v) for k, v in sorted(self.by_detector.items())},
         }
 
@@ -78,21 +102,63 @@ def label(result: TraceResult) -> str:
     return service[:60]
 
 
+def listed(results: list[TraceResult], show_all: bool = False) -> list[TraceResult]:
+    """The traces the verdict table lists: all of them up to :data:`LIST_ALL_UP_TO`, else the tripped ones."""
+    return results if show_all or len(results) <= LIST_ALL_UP_TO else [r for r in results if r.tripped]
+
+
 def verdict_table(results: list[TraceResult], show_all: bool = False) -> Table:
-    listed = results if show_all or len(results) <= LIST_ALL_UP_TO else [r for r in results if r.tripped]
+    rows = listed(results, show_all)
+    labelled = any(r.outcome is not None for r in results)
     table = Table(title="Replay verdicts", show_lines=False)
-    for name, justify in (("trace", "left"), ("run", "left"), ("tripped", "left"), ("detector", "left"),
-                          ("step", "left"), ("span", "left"), ("model calls after", "right"),
+    for name, justify in (("trace", "left"), ("run", "left"), ("outcome", "left"), ("tripped", "left"),
+                          ("detector", "left"), ("step", "left"), ("span", "left"), ("model calls after", "right"),
                           ("tool calls after", "right"), ("reason", "left")):
+        if name == "outcome" and not labelled:
+            continue
         table.add_column(name, justify=justify, overflow="fold",  # type: ignore[arg-type]
                          no_wrap=name in ("trace", "tripped", "step"))
-    for r in listed:
-        table.add_row(
-            r.trace_id[:16], label(r), "yes" if r.tripped else "no", r.detector or "", r.step or "",
-            r.span_name or "", str(r.model_calls_after) if r.tripped else "",
-            str(r.tool_calls_after) if r.tripped else "", r.reason or "",
-        )
+    for r in rows:
+        cells = [r.trace_id[:16], label(r), r.outcome.word if r.outcome else "", "yes" if r.tripped else "no",
+                 r.detector or "", r.step or "", r.span_name or "", str(r.model_calls_after) if r.tripped else "",
+                 str(r.tool_calls_after) if r.tripped else "", r.reason or ""]
+        if not labelled:
+            del cells[2]
+        table.add_row(*cells)
     return table
+
+
+def evidence_text(result: TraceResult) -> str:
+    """The trip's evidence as the trip attributes carry it, ``key=value`` separated by spaces."""
+    return " ".join(f"{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in result.shown_evidence.items())
+
+
+def calls_text(result: TraceResult) -> str:
+    """One line per counted call: step, tool, span id and the argument and result fingerprints."""
+    return "\n".join(f"{c.step or '?'}  {c.tool}  span {c.span_id}  args {c.args_fingerprint}  "
+                     f"result {c.result_fingerprint}" for c in result.trip_calls)
+
+
+def evidence_table(results: list[TraceResult]) -> Table:
+    table = Table(title="Trip evidence (fingerprints and ids only, as on the trip attributes)", show_lines=True)
+    table.add_column("trace", no_wrap=True)
+    table.add_column("outcome", no_wrap=True)
+    table.add_column("detector", no_wrap=True)
+    table.add_column("evidence", overflow="fold")
+    table.add_column("calls counted", overflow="fold")
+    for r in results:
+        if r.tripped:
+            table.add_row(r.trace_id[:16], r.outcome.word if r.outcome else "", r.detector or "", evidence_text(r),
+                          calls_text(r))
+    return table
+
+
+def outcome_line(summary: Summary) -> str:
+    """``3 of 371 successful runs tripped, 12 of 129 unsuccessful`` (empty when no trace carries a label)."""
+    if not summary.labelled:
+        return ""
+    return (f"{summary.successful_tripped} of {summary.successful} successful runs tripped, "
+            f"{summary.unsuccessful_tripped} of {summary.labelled - summary.successful} unsuccessful")
 
 
 def summary_table(summary: Summary) -> Table:
@@ -109,14 +175,51 @@ def summary_table(summary: Summary) -> Table:
     return table
 
 
+def sweep_cells(row: SweepRow, labelled: bool) -> list[str]:
+    """One sweep row as text cells (the HTML table shows the same)."""
+    s = row.summary
+    detectors = ", ".join(f"{d.detector} {d.trips}" for d in sorted(s.by_detector.values(),
+                                                                     key=lambda d: (-d.trips, d.detector)))
+    cells = [row.label + (" (base)" if row.is_base and row.label != "base" else ""), str(s.tripped),
+             str(s.calls_after_trip), f"{s.tokens_after_trip:,}"]
+    if labelled:
+        cells += [f"{s.successful_tripped} of {s.successful}",
+                  f"{s.unsuccessful_tripped} of {s.labelled - s.successful}"]
+    return [*cells, detectors]
+
+
+SWEEP_COLUMNS = ("configuration", "traces tripped", "calls saved", "tokens saved", "successful runs tripped",
+                 "unsuccessful runs tripped", "trips by detector")
+
+
+def sweep_table(rows: Sequence[SweepRow]) -> Table:
+    traces = rows[0].summary.traces if rows else 0
+    labelled = any(row.summary.labelled for row in rows)
+    table = Table(title=f"Threshold sweep over {traces} traces (one value at a time from the base configuration)")
+    for name in SWEEP_COLUMNS:
+        if "runs tripped" in name and not labelled:
+            continue
+        table.add_column(name, justify="left" if name in ("configuration", "trips by detector") else "right")
+    for row in rows:
+        table.add_row(*sweep_cells(row, labelled))
+    return table
+
+
 def print_report(console: Console, results: list[TraceResult], summary: Summary, problems: list[Problem],
-                 show_all: bool = False) -> None:
+                 show_all: bool = False, sweep: Sequence[SweepRow] = ()) -> None:
     if results:
+        rows = listed(results, show_all)
         console.print(verdict_table(results, show_all))
-        hidden = len(results) - len(verdict_table(results, show_all).rows)
+        hidden = len(results) - len(rows)
         if hidden:
             console.print(f"{hidden} traces stayed quiet (not listed; --all lists every trace)")
+        if any(r.tripped for r in rows):
+            console.print(evidence_table(rows))
     console.print(summary_table(summary))
+    if summary.labelled:
+        console.print(f"Outcome labels: {outcome_line(summary)}")
+    if sweep:
+        console.print(sweep_table(sweep))
     if problems:
         console.print(f"[yellow]{len(problems)} input problem(s); the affected records were skipped or cut "
                       f"(listed on stderr)[/yellow]")

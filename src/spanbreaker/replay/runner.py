@@ -2,19 +2,29 @@
 
 What a verdict holds is what a user tuning thresholds needs: whether and where the breaker would have tripped,
 and what the recording spent after that point (the calls a trip would have saved), plus a per-step timeline
-(tokens, model and tool calls) for the HTML report.
+(tokens, model and tool calls) for the HTML report, the calls the trip counted and the run's outcome label, so
+a reader can judge the trip.
+
+Several configurations are replayed in one pass (:func:`replay_many`, the threshold sweep): each trace is read
+and parsed once and fed to one :class:`Feeder` per configuration. A feeder each, not several processors on one
+TracerProvider, because a trip writes on the live spans (status, events) and another processor reading the same
+span objects would see those marks.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..config import BreakerConfig
+from ..marking import flatten_evidence
 from ..signals import Kind, as_int, classify
+from .evidence import CallRef, trip_calls
 from .feed import Feeder
+from .outcome import Outcome, outcome
 from .readers import Problem, RecordedSpan, RecordedTrace, read_traces
 
 
@@ -51,6 +61,19 @@ class TraceResult:
     model_calls_after: int = 0
     tool_calls_after: int = 0
     steps: list[StepStat] = field(default_factory=list)
+    outcome: Outcome | None = None
+    """The run's outcome label from its resource (``eval.success``, ``swebench.resolved``), if it carries one."""
+    trip_calls: list[CallRef] = field(default_factory=list)
+    """The recorded calls the trip's evidence counts (ids and fingerprints only)."""
+
+    @property
+    def success(self) -> bool | None:
+        return self.outcome.success if self.outcome is not None else None
+
+    @property
+    def shown_evidence(self) -> dict[str, Any]:
+        """The evidence as the trip attributes carry it (``spanbreaker.evidence.*``, without the prefix)."""
+        return flatten_evidence(self.evidence, prefix="")
 
     @property
     def calls_after_trip(self) -> int:
@@ -70,9 +93,19 @@ class TraceResult:
             "calls_after_trip": self.calls_after_trip, "model_calls_after": self.model_calls_after,
             "tool_calls_after": self.tool_calls_after, "tokens_after_trip": self.tokens_after_trip,
             "spans": self.spans, "steps": len(self.steps), "model_calls": self.model_calls,
-            "tool_calls": self.tool_calls, "tokens": self.tokens, "evidence": _jsonable(self.evidence),
+            "tool_calls": self.tool_calls, "tokens": self.tokens, "evidence": _jsonable(self.shown_evidence),
+            "trip_calls": [c.as_json() for c in self.trip_calls],
+            "outcome": self.outcome.word if self.outcome else None, "success": self.success,
+            "outcome_key": self.outcome.key if self.outcome else None,
             "resource": _jsonable(self.resource), "source": self.source,
         }
+
+    def verdict_json(self) -> dict[str, Any]:
+        """The verdict alone (what a threshold sweep reports per configuration and trace)."""
+        return {"tripped": self.tripped, "detector": self.detector, "reason": self.reason, "step": self.step,
+                "span_id": self.span_id, "calls_after_trip": self.calls_after_trip,
+                "model_calls_after": self.model_calls_after, "tool_calls_after": self.tool_calls_after,
+                "tokens_after_trip": self.tokens_after_trip}
 
 
 def _jsonable(value: Any) -> Any:
@@ -131,13 +164,32 @@ def timeline(trace: RecordedTrace) -> tuple[list[StepStat], dict[int, int]]:
     return steps, where
 
 
-def _result(trace: RecordedTrace, feeder: Feeder) -> TraceResult:
-    steps, where = timeline(trace)
-    kinds = [classify(s.name, s.attributes) for s in trace.spans]
+@dataclass
+class _Recorded:
+    """What a verdict needs from the recording, computed once per trace whatever the number of configurations."""
+
+    steps: list[StepStat]
+    where: dict[int, int]
+    model_calls: int
+    tool_calls: int
+    outcome: Outcome | None
+
+    @classmethod
+    def of(cls, trace: RecordedTrace) -> _Recorded:
+        steps, where = timeline(trace)
+        kinds = [classify(s.name, s.attributes) for s in trace.spans]
+        return cls(steps, where, sum(k is Kind.LLM for k in kinds), sum(k is Kind.TOOL for k in kinds),
+                   outcome(trace.resource))
+
+
+def _result(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence: bool = True) -> TraceResult:
+    """The verdict of ``feeder``'s processor. ``recorded.steps`` become the result's own (copy it for a second
+    result); ``evidence=False`` skips listing the counted calls (sweep configurations report figures only)."""
+    steps, where = recorded.steps, recorded.where
     result = TraceResult(
         trace_id=trace.trace_id_hex, tripped=False, resource=trace.resource, source=trace.source,
-        spans=len(trace.spans), model_calls=sum(k is Kind.LLM for k in kinds),
-        tool_calls=sum(k is Kind.TOOL for k in kinds), tokens=sum(s.tokens for s in steps), steps=steps,
+        spans=len(trace.spans), model_calls=recorded.model_calls, tool_calls=recorded.tool_calls,
+        tokens=sum(s.tokens for s in steps), steps=steps, outcome=recorded.outcome,
     )
     record = feeder.processor.trip_record(trace.trace_id)
     if record is None:
@@ -153,6 +205,10 @@ def _result(trace: RecordedTrace, feeder: Feeder) -> TraceResult:
         result.step_index = next((i for i, s in enumerate(steps) if s.name == record.step), None)
     if result.step_index is not None:
         steps[result.step_index].tripped = True
+    if evidence:
+        names = {span_id: steps[index].name for span_id, index in where.items()}
+        result.trip_calls = trip_calls(trace, record.evidence, record.span_id, record.time_unix_nano,
+                                       feeder.config, names)
     return result
 
 
@@ -173,6 +229,26 @@ def replay(
         feeder: a prepared :class:`Feeder` (benchmarks reuse one to count spans).
         progress: called with (bytes read, total bytes) as the input is consumed.
     """
+    own = feeder is None
+    active = feeder or Feeder(config or BreakerConfig())
+    try:
+        for results in replay_many(paths, [active], problems=problems, on_problem=on_problem, progress=progress):
+            yield results[0]
+    finally:
+        if own:
+            active.shutdown()
+
+
+def replay_many(
+    paths: str | Path | Iterable[str | Path],
+    feeders: Sequence[Feeder],
+    problems: list[Problem] | None = None,
+    on_problem: Callable[[Problem], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Iterator[list[TraceResult]]:
+    """Read every trace once and replay it through each feeder (one per configuration): per trace, one verdict
+    per feeder, in the feeders' order. The first feeder's verdicts list the calls each trip counted; the others
+    carry figures only (a sweep reports them as totals). The caller owns the feeders (and shuts them down)."""
     def note(problem: Problem) -> None:
         if problems is not None:
             problems.append(problem)
@@ -181,19 +257,23 @@ def replay(
 
     if isinstance(paths, (str, Path)):
         paths = [paths]  # one path, not the characters of one
-    own = feeder is None
-    active = feeder or Feeder(config or BreakerConfig())
-    try:
-        for trace in read_traces(paths, note, progress):
-            yield replay_trace(trace, active)
-    finally:
-        if own:
-            active.shutdown()
+    for trace in read_traces(paths, note, progress):
+        recorded = _Recorded.of(trace)
+        results = []
+        for index, feeder in enumerate(feeders):
+            if index:
+                recorded = dataclasses.replace(recorded, steps=[dataclasses.replace(s) for s in recorded.steps])
+            results.append(_replay_one(trace, feeder, recorded, evidence=index == 0))
+        yield results
 
 
 def replay_trace(trace: RecordedTrace, feeder: Feeder) -> TraceResult:
     """Feed one recorded trace and read the verdict."""
+    return _replay_one(trace, feeder, _Recorded.of(trace))
+
+
+def _replay_one(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence: bool = True) -> TraceResult:
     feeder.feed(trace)
-    result = _result(trace, feeder)
+    result = _result(trace, feeder, recorded, evidence)
     feeder.close_trace(trace.trace_id)
     return result
