@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -220,3 +221,47 @@ def test_export_writes_marked_spans_that_replay_to_the_same_verdicts(runs: Path,
     again = [r.as_json() for r in replay([exported])]
     assert [(r["trace_id"], r["detector"], r["step"], r["calls_after_trip"]) for r in again] == [
         (line["trace_id"], line["detector"], line["step"], line["calls_after_trip"]) for line in lines]
+
+
+PROBLEM_LINE = re.compile(r"^spanbreaker replay: (?P<path>.+?):(?P<line>\d+): (?P<message>.+)$")
+
+
+def test_readme_promise_bad_input_is_file_line_message_the_rest_is_read_and_exit_status_0_1_2(
+        tmp_path: Path) -> None:
+    """README: "Bad input is reported as `file:line: message` and the rest is read; the exit status is 0 clean,
+    1 something skipped, 2 usage error" - run as the installed ``spanbreaker`` command."""
+    command = [str(Path(sys.executable).with_name("spanbreaker")), "replay"]
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    t.write_lines(clean / "runs.jsonl.gz", [t.request(t.looping("c1")), t.request(t.healthy("c2"))], gz=True)
+    page = tmp_path / "clean.html"
+    done = subprocess.run([*command, clean, "--html", page], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert parse_html(page.read_text()).summary["traces"] == "2"
+
+    huge_start = json.dumps(t.request(t.looping("bigtime"))).replace(
+        f'"startTimeUnixNano": "{t.T0 + 1000}"', '"startTimeUnixNano": 1' + "0" * 400, 1)
+    bad = t.write_lines(tmp_path / "bad.jsonl", [
+        t.request(t.looping("first")),
+        "[" * 100_000,  # nesting past the JSON parser
+        huge_start,  # a time past any float: the span is skipped, its trace replays
+        "9" * 5000,  # an integer past Python's digit limit
+        "a log line",
+        json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz"}]}]}]}),
+        t.request(t.healthy("last")),
+    ])
+    page = tmp_path / "bad.html"
+    done = subprocess.run([*command, bad, clean, "--json", "--html", page], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1, done.stderr
+    problems = [PROBLEM_LINE.match(line) for line in done.stderr.splitlines()[:-1]]
+    assert all(problems), done.stderr
+    assert [(m["path"], int(m["line"])) for m in problems if m] == [(str(bad), n) for n in (2, 3, 4, 5, 6)]
+    assert "Traceback" not in done.stderr and done.stderr.splitlines()[-1].endswith("5 input problem(s)")
+    verdicts = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [v["trace_id"] for v in verdicts] == [t._id(n, 16) for n in ("first", "bigtime", "last", "c1", "c2")]
+    assert parse_html(page.read_text()).summary["traces"] == "5"
+
+    for usage in ([], [tmp_path / "absent.jsonl"], [bad, "--config", tmp_path / "absent.toml"], [bad, "--bogus"]):
+        done = subprocess.run([*command, *map(str, usage)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, (usage, done.stderr)

@@ -140,7 +140,7 @@ def test_progress_reaches_the_total_and_over_long_lines_are_skipped(tmp_path: Pa
     assert len(traces) == 2 and seen[-1] == (path.stat().st_size, path.stat().st_size)
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     # a line longer than the limit is skipped by number; the lines around it are read
-    monkeypatch.setattr(readers, "MAX_LINE_CHARS", len(json.dumps(reqs[0])) + 10)
+    monkeypatch.setattr(readers, "MAX_RECORD_BYTES", len(json.dumps(reqs[0])) + 10)
     long = t.request(t.looping("long", steps=40))
     path = t.write_lines(tmp_path / "long.jsonl", [reqs[0], long, reqs[1]])
     traces, problems = _read(path)

@@ -13,22 +13,32 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import gzip
 import io
 import json
+import math
+import re
+import reprlib
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-MAX_LINE_CHARS = 64 * 1024 * 1024
-"""Longest line read; a longer one is skipped with a problem (it would not be a sane OTLP batch)."""
-MAX_DOCUMENT_CHARS = 512 * 1024 * 1024
-"""Largest whole-document (single request, Jaeger) file read."""
+MAX_RECORD_BYTES = 64 * 1024 * 1024
+"""Largest record read, in bytes (after gzip): one line of a line-per-request file, or a whole-file document
+(one request, Jaeger JSON). A longer line is skipped with a problem and the lines after it are read; a larger
+document is skipped. Why bytes, read as bytes: what the reader holds is then bounded whatever the characters (held
+as text, a line of 4-byte characters is 4x its character count); decoded, one record takes a few times its size
+(up to ~25x for a record of nothing but empty arrays), and only one record is held at a time."""
 MAX_ATTRIBUTE_CHARS = 1024 * 1024
 """Longest attribute value kept; longer ones are cut (the processor reads only head and tail anyway)."""
 MAX_SPANS_PER_TRACE = 200_000
+UINT64_MAX = 2**64 - 1
+"""OTLP times are fixed64 nanoseconds: a larger time is a defect (and would overflow the replay clock's float)."""
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""OTLP's ``intValue`` and Jaeger's ``int64`` tags."""
 MALFORMED = (TypeError, ValueError, AttributeError, KeyError, OverflowError, RecursionError)
 """What a record shaped unlike anything expected may raise while decoded; caught per span, line and file."""
 TRACE_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".otlp", ".gz")
@@ -94,25 +104,39 @@ class InputError(Exception):
     """A defect in one record; the caller turns it into a :class:`Problem` and goes on."""
 
 
+_PREVIEW = reprlib.Repr()
+_PREVIEW.maxstring = _PREVIEW.maxother = _PREVIEW.maxlong = 40
+_PREVIEW.maxlevel = 2
+
+
+def _preview(value: Any) -> str:
+    """A short repr for a message: bounded in length and depth whatever the value (``str`` of a record nested a
+    thousand deep recurses; of a 50 MB one, copies it)."""
+    return _PREVIEW.repr(value)
+
+
 # ----------------------------------------------------------------------------------------------- values
 def _any_value(value: Any, depth: int = 0) -> Any:
     """An OTLP ``AnyValue`` as an OTel attribute value (arrays of one primitive type; maps as JSON text)."""
     if not isinstance(value, dict):
-        raise InputError(f"attribute value {str(value)[:60]!r} is not an OTLP AnyValue object")
+        raise InputError(f"attribute value {_preview(value)} is not an OTLP AnyValue object")
     if "stringValue" in value:
         return str(value["stringValue"])
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "intValue" in value:
         try:
-            return int(value["intValue"])
-        except (TypeError, ValueError):
-            raise InputError(f"intValue {str(value['intValue'])[:40]!r} is not an integer") from None
+            number = int(value["intValue"])
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"intValue {_preview(value['intValue'])} is not an integer") from None
+        if not INT64_MIN <= number <= INT64_MAX:
+            raise InputError(f"intValue {_preview(value['intValue'])} is out of int64 range")
+        return number
     if "doubleValue" in value:
         try:
             return float(value["doubleValue"])
-        except (TypeError, ValueError):
-            raise InputError(f"doubleValue {str(value['doubleValue'])[:40]!r} is not a number") from None
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"doubleValue {_preview(value['doubleValue'])} is not a number") from None
     if "bytesValue" in value:
         return str(value["bytesValue"])
     if depth > 8:
@@ -185,13 +209,18 @@ def _hex_id(raw: Any, nbytes: int, what: str) -> int:
     return value
 
 
-def _int(raw: Any, what: str) -> int:
+def _int(raw: Any, what: str, top: int = UINT64_MAX) -> int:
+    """A non-negative integer up to ``top`` (JSON numbers and numbers in text, as OTLP/JSON writes 64-bit ones)."""
+    if isinstance(raw, float) and not math.isfinite(raw):
+        raise InputError(f"{what} {raw} is not finite")
     try:
         value = int(raw)
-    except (TypeError, ValueError):
-        raise InputError(f"{what} {str(raw)[:40]!r} is not an integer") from None
+    except (TypeError, ValueError):  # also text past Python's int digit limit
+        raise InputError(f"{what} {_preview(raw)} is not an integer") from None
     if value < 0:
         raise InputError(f"{what} is negative")
+    if value > top:
+        raise InputError(f"{what} {_preview(raw)} is out of range (above {top:,})")
     return value
 
 
@@ -202,7 +231,7 @@ _STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR
 
 def _enum(raw: Any, names: dict[str, int], top: int) -> int:
     if isinstance(raw, str):
-        return names.get(raw, int(raw) if raw.isdigit() and int(raw) <= top else 0)
+        return names.get(raw, int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 4 and int(raw) <= top else 0)
     if isinstance(raw, int) and 0 <= raw <= top:
         return raw
     return 0
@@ -294,7 +323,12 @@ _JAEGER_KIND = {"internal": 1, "server": 2, "client": 3, "producer": 4, "consume
 def _jaeger_value(tag: dict[str, Any]) -> Any:
     value, kind = tag.get("value"), str(tag.get("type", "string")).lower()
     if kind in ("int64", "int"):
-        return int(value) if value is not None else None
+        if value is None:
+            return None
+        number = int(value)
+        if not INT64_MIN <= number <= INT64_MAX:
+            raise ValueError("out of int64 range")
+        return number
     if kind in ("float64", "float"):
         return float(value) if value is not None else None
     if kind in ("bool", "boolean"):
@@ -309,8 +343,9 @@ def _jaeger_tags(tags: Any, what: str, note: Callable[[str], None]) -> dict[str,
             raise InputError(f"{what}: tag without a string key")
         try:
             value = _jaeger_value(tag)
-        except (TypeError, ValueError):
-            raise InputError(f"{what}: tag {tag['key']!r} has a value that does not match its type") from None
+        except (TypeError, ValueError, OverflowError):
+            raise InputError(f"{what}: tag {tag['key']!r} has a value that does not match its type "
+                             f"{_preview(tag.get('type', 'string'))}") from None
         if value is not None:
             out[tag["key"]] = _clip(tag["key"], value, what, note)
     return out
@@ -368,8 +403,9 @@ def _jaeger_span(raw: Any, processes: Any, what: str,
             break
     if parent_id is None and raw.get("parentSpanID") not in (None, "", "0", "0000000000000000"):
         parent_id = _hex_id(raw.get("parentSpanID"), 8, f"{what}: parentSpanID")
-    start = _int(raw.get("startTime", 0), f"{what}: startTime") * 1000
-    end = start + _int(raw.get("duration", 0), f"{what}: duration") * 1000
+    start_us = _int(raw.get("startTime", 0), f"{what}: startTime", UINT64_MAX // 1000)  # microseconds
+    start, end = start_us * 1000, (start_us + _int(raw.get("duration", 0), f"{what}: duration",
+                                                   UINT64_MAX // 1000 - start_us)) * 1000
     tags = _jaeger_tags(raw.get("tags"), what, note)
     process = raw.get("process") if isinstance(raw.get("process"), dict) else (
         processes.get(raw.get("processID")) if isinstance(processes, dict) else None)
@@ -384,7 +420,8 @@ def _jaeger_span(raw: Any, processes: Any, what: str,
             continue
         fields = _jaeger_tags(log.get("fields"), f"{what}: log", note)
         event_name = str(fields.pop("event", "log"))
-        events.append(RecordedEvent(event_name, _int(log.get("timestamp", 0), f"{what}: log") * 1000, fields))
+        at = _int(log.get("timestamp", 0), f"{what}: log", UINT64_MAX // 1000) * 1000
+        events.append(RecordedEvent(event_name, at, fields))
     status_text = str(tags.pop("otel.status_code", "")).upper()
     status_message = str(tags.pop("otel.status_description", ""))
     status = 2 if status_text == "ERROR" or tags.get("error") is True else 1 if status_text == "OK" else 0
@@ -417,14 +454,120 @@ def expand_paths(paths: Iterable[str | Path], note: ProblemSink) -> list[Path]:
     return out
 
 
-def _open_text(path: Path) -> tuple[IO[str], IO[bytes]]:
-    """Text from a plain or gzip file, told apart by the gzip magic number, not the name; and the raw file
+_READ_CHUNK = 1024 * 1024
+"""Bytes read at a time when reading past an over-long line or filling a document's buffer."""
+_REQUEST_START = re.compile(rb'\s*\{\s*"(resourceSpans|batches|result)"')
+"""How an OTLP/JSON request line begins (the Collector writes ``resourceSpans`` first): judges a line cut at the cap."""
+
+
+def _open_bytes(path: Path, stack: contextlib.ExitStack) -> tuple[io.BufferedIOBase, io.BufferedReader]:
+    """The bytes of a plain or gzip file, told apart by the gzip magic number, not the name; and the raw file
     (its position is the progress through the file)."""
-    raw = path.open("rb")
-    magic = raw.peek(2)[:2]
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.GzipFile(fileobj=raw), encoding="utf-8", errors="replace"), raw
-    return io.TextIOWrapper(raw, encoding="utf-8", errors="replace"), raw
+    raw = stack.enter_context(path.open("rb"))
+    if raw.peek(2)[:2] == b"\x1f\x8b":
+        return stack.enter_context(gzip.GzipFile(fileobj=raw)), raw
+    return raw, raw
+
+
+def _lines(fh: io.BufferedIOBase, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, line) for every line, as bytes, each at most ``limit`` bytes. A longer line is read past in
+    chunks and given as None: one record never makes the reader hold more than its cap, whatever the line holds."""
+    number = 0
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            while True:
+                more = fh.readline(_READ_CHUNK)
+                if not more or more.endswith(b"\n"):
+                    break
+            yield number, None
+        else:
+            yield number, line
+
+
+class _NotJSON(Exception):
+    """A record json cannot decode; ``line`` is 1-based within the record (0 unknown), ``truncated`` when the text
+    ended first."""
+
+    def __init__(self, message: str, line: int = 0, truncated: bool = False) -> None:
+        super().__init__(message)
+        self.message, self.line, self.truncated = message, line, truncated
+
+
+def _text(data: bytes | bytearray) -> str:
+    """UTF-8 text (a byte-order mark dropped); bytes that are not UTF-8 become U+FFFD rather than end the read."""
+    return data.decode("utf-8-sig", "replace")
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, with every way it fails on bad input as :class:`_NotJSON`: a syntax error, nesting past the
+    parser's recursion limit (RecursionError), an integer past Python's digit limit (ValueError), and a record too
+    big for the memory left (MemoryError)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        truncated = not text[exc.pos:].strip()
+        raise _NotJSON(f"{exc.msg} at column {exc.colno}", exc.lineno, truncated) from None
+    except RecursionError:
+        raise _NotJSON("nested deeper than the JSON parser can follow") from None
+    except ValueError as exc:
+        raise _NotJSON(str(exc).split(";")[0]) from None
+    except MemoryError:
+        raise _NotJSON("too large to decode in the memory available") from None
+
+
+def _is_request(text: str) -> bool:
+    if not text.lstrip().startswith("{"):
+        return False
+    try:
+        return otlp_body(_loads(text)) is not None
+    except _NotJSON:
+        return False
+
+
+def _has_request_line(text: str, cut: bool) -> bool:
+    """Whether a line of ``text`` is an OTLP/JSON request, i.e. the file is one request per line. ``cut``: the
+    text stops at the cap, so its last line is incomplete and is judged by how it begins."""
+    lines = io.StringIO(text)
+    for line in lines:
+        if line.endswith("\n") or not cut:
+            if _is_request(line):
+                return True
+        elif _REQUEST_START.match(line.encode("utf-8", "replace")[:64]):
+            return True
+    return False
+
+
+@dataclass
+class _Head:
+    """The start of a file that may be one document: up to the cap and one byte more."""
+
+    data: bytearray
+    over: bool
+    """Larger than the cap: the file is not read as one document."""
+    error: Exception | None = None
+    """A gzip or read error that ended the read."""
+
+
+def _read_head(fh: io.BufferedIOBase, limit: int) -> _Head:
+    data = bytearray()
+    try:
+        while len(data) <= limit:
+            chunk = fh.read(min(_READ_CHUNK, limit + 1 - len(data)))
+            if not chunk:
+                break
+            data += chunk
+    except (EOFError, OSError, zlib.error) as exc:
+        return _Head(data, len(data) > limit, exc)
+    return _Head(data, len(data) > limit)
+
+
+def _read_error(exc: Exception) -> str:
+    detail = "truncated or corrupt gzip" if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)) else "read"
+    return f"{detail} error: {exc}; the rest of the file is skipped"
 
 
 class _Grouper:
@@ -466,115 +609,91 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
               ) -> Iterator[RecordedTrace]:
     """The traces of one file, in the order their first span appears; defects go to ``note``.
 
-    ``progress`` is called with the bytes of the file consumed so far, after every line.
+    A file is one request per line unless its first line is not a request and the whole file (at most
+    :data:`MAX_RECORD_BYTES`) is one JSON document. Lines and documents are read as bytes and held one at a time,
+    so memory is bounded by the cap in bytes whatever characters the file holds. ``progress`` is called with the
+    bytes of the file consumed so far, after every line.
     """
     name = str(path)
+    limit = MAX_RECORD_BYTES
     grouper = _Grouper(name, note)
     line_no = 0
     try:
-        fh, raw = _open_text(path)
-        with fh:
-            first = _first_line(fh)
+        with contextlib.ExitStack() as stack:
+            fh, raw = _open_bytes(path, stack)
+            first = next(((n, data) for n, data in _lines(fh, limit) if data is None or not data.isspace()), None)
             if first is None:
                 note(Problem(name, 0, "file is empty"))
                 return
-            line_no, text = first
-            try:
-                document: Any = json.loads(text)
-                whole = otlp_body(document) is None
-            except json.JSONDecodeError as exc:
-                # a pretty-printed document, or a line-per-request file whose first line is damaged:
-                # the next line tells them apart
-                following = fh.readline(MAX_LINE_CHARS)
-                if not _is_request_line(following):
-                    yield from _read_document(fh, name, line_no, text + following, note)
+            first_line, data = first
+            # a first line over the cap is either an over-long batch or a one-line document past the cap: either
+            # way that line alone is skipped and the lines after it (if any) are read
+            if data is not None and not _is_request(_text(data)):
+                fh.seek(0)
+                head = _read_head(fh, limit)
+                if not _read_as_lines(head, name, first_line, note):
+                    if not head.over and head.error is None:
+                        yield from _read_document(head, name, first_line, note)
                     return
-                note(Problem(name, line_no, f"not JSON ({exc.msg} at column {exc.colno}); line skipped"))
-                line_no += 1
-                document, whole = _parse_line(fh, following, name, line_no, note), False
-            if whole:
-                yield from _read_document(fh, name, line_no, text, note)
-                return
-            while True:
-                if document is not None:
-                    line_note = _line_note(note, name, line_no)
-                    try:
-                        for resource, span in otlp_spans(document, line_note):
-                            grouper.add(resource, span, line_no)
-                    except InputError as exc:
-                        line_note(f"{exc}; line skipped")
-                    except MALFORMED as exc:
-                        line_note(f"malformed request ({type(exc).__name__}: {exc}); rest of the line skipped")
+            fh.seek(0)
+            for line_no, data in _lines(fh, limit):
+                if data is None:
+                    note(Problem(name, line_no, f"line longer than {limit:,} bytes; skipped"))
+                elif not data.isspace():
+                    _add_line(grouper, data, name, line_no, note)
                     yield from grouper.complete()
                 if progress is not None:
                     progress(raw.tell())
-                line = fh.readline(MAX_LINE_CHARS)
-                if not line:
-                    break
-                line_no += 1
-                document = _parse_line(fh, line, name, line_no, note)
     except (EOFError, OSError, zlib.error) as exc:
-        detail = "truncated or corrupt gzip" if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)) else "read"
-        note(Problem(name, line_no + 1, f"{detail} error: {exc}; the rest of the file is skipped"))
+        note(Problem(name, line_no + 1, _read_error(exc)))
     yield from grouper.rest()
+
+
+def _read_as_lines(head: _Head, name: str, first_line: int, note: ProblemSink) -> bool:
+    """Whether a file whose first line is not a request is still read line by line: it has a request line (a
+    line-per-request file with a damaged start). When not, a head that cannot be a document is reported here."""
+    text = _text(head.data)
+    if _has_request_line(text, cut=head.over or head.error is not None):
+        return True
+    if head.error is not None:
+        note(Problem(name, text.count("\n") + 1, _read_error(head.error)))
+    elif head.over:
+        note(Problem(name, 0, f"document larger than {MAX_RECORD_BYTES:,} bytes and not one request per line; "
+                              "file skipped"))
+    return False
+
+
+def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: ProblemSink) -> None:
+    line_note = _line_note(note, name, line_no)
+    try:
+        document = _loads(_text(data))
+    except _NotJSON as exc:
+        line_note(f"not JSON ({exc.message}); line skipped")
+        return
+    try:
+        for resource, span in otlp_spans(document, line_note):
+            grouper.add(resource, span, line_no)
+    except InputError as exc:
+        line_note(f"{exc}; line skipped")
+    except MALFORMED as exc:
+        line_note(f"malformed request ({type(exc).__name__}: {_preview(exc)}); rest of the line skipped")
 
 
 def _line_note(note: ProblemSink, name: str, line: int) -> Callable[[str], None]:
     return lambda message: note(Problem(name, line, message))
 
 
-def _first_line(fh: IO[str]) -> tuple[int, str] | None:
-    number = 0
-    while True:
-        line = fh.readline(MAX_LINE_CHARS)
-        if not line:
-            return None
-        number += 1
-        if line.strip():
-            return number, line
-
-
-def _is_request_line(line: str) -> bool:
-    if not line.lstrip().startswith("{"):
-        return False
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return otlp_body(value) is not None
-
-
-def _parse_line(fh: IO[str], line: str, name: str, line_no: int, note: ProblemSink) -> Any:
-    if len(line) >= MAX_LINE_CHARS and not line.endswith("\n"):
-        while True:  # consume the rest of the over-long line
-            more = fh.readline(MAX_LINE_CHARS)
-            if not more or more.endswith("\n"):
-                break
-        note(Problem(name, line_no, f"line longer than {MAX_LINE_CHARS:,} characters; skipped"))
-        return None
-    if not line.strip():
-        return None
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        note(Problem(name, line_no, f"not JSON ({exc.msg} at column {exc.colno}); line skipped"))
-        return None
-
-
-def _read_document(fh: IO[str], name: str, first_line: int, head: str, note: ProblemSink) -> Iterator[RecordedTrace]:
+def _read_document(head: _Head, name: str, first_line: int, note: ProblemSink) -> Iterator[RecordedTrace]:
     """A whole-file document: one OTLP request (maybe pretty-printed) or a Jaeger JSON download."""
-    rest = fh.read(MAX_DOCUMENT_CHARS)
-    if fh.read(1):
-        note(Problem(name, 0, f"document larger than {MAX_DOCUMENT_CHARS:,} characters; file skipped"))
-        return
-    text = head + rest
+    text = _text(head.data)
+    head.data = bytearray()  # the text is what is parsed; the bytes need not be held beside it
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        line = first_line + exc.lineno - 1
-        kind = "truncated JSON" if exc.pos >= len(text.rstrip()) else "not JSON"
-        note(Problem(name, line, f"{kind} ({exc.msg} at column {exc.colno}); file skipped"))
+        document = _loads(text)
+    except _NotJSON as exc:
+        kind = "truncated JSON" if exc.truncated else "not JSON"
+        note(Problem(name, exc.line or first_line, f"{kind} ({exc.message}); file skipped"))
         return
+    del text
     grouper = _Grouper(name, note)
     doc_note = _line_note(note, name, 0)
     if otlp_body(document) is not None:
@@ -591,7 +710,7 @@ def _read_document(fh: IO[str], name: str, first_line: int, head: str, note: Pro
     except InputError as exc:
         doc_note(f"{exc}; file skipped")
     except MALFORMED as exc:
-        doc_note(f"malformed document ({type(exc).__name__}: {exc}); rest of the file skipped")
+        doc_note(f"malformed document ({type(exc).__name__}: {_preview(exc)}); rest of the file skipped")
     yield from grouper.rest()
 
 
