@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-browser test-phoenix bench redis-server chromium clean
+.PHONY: demo test lint unit test-browser test-phoenix bench corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -52,6 +52,20 @@ test-phoenix: $(VENV)/.dev-installed chromium
 	test -x $(VENV)/phoenix/bin/phoenix || { $(PYTHON) -m venv $(VENV)/phoenix && \
 	  $(VENV)/phoenix/bin/pip install -q 'arize-phoenix==20.26.1'; }
 	$(PY) -m pytest -q -m phoenix
+
+# The evaluation corpora (corpora/README.md): clone each public source (or use CORPORA_SRC=dir with existing
+# clones named as on GitHub) and convert it into corpora/data/. Then: python benchmarks/detection_corpora.py
+CORPORA_SRC ?= .cache/corpora-src
+corpora:
+	mkdir -p $(CORPORA_SRC) corpora/data
+	test -d $(CORPORA_SRC)/vorflux-swe-benchmarks || \
+	  git clone -q https://github.com/piyushhhxyz/vorflux-swe-benchmarks $(CORPORA_SRC)/vorflux-swe-benchmarks
+	test -d $(CORPORA_SRC)/Agents_Failure_Attribution || \
+	  git clone -q https://github.com/ag2ai/Agents_Failure_Attribution $(CORPORA_SRC)/Agents_Failure_Attribution
+	$(PYTHON) corpora/convert_vorflux.py $(CORPORA_SRC)/vorflux-swe-benchmarks \
+	  corpora/data/vorflux-swebench-verified.otlp.jsonl.gz
+	$(PYTHON) corpora/convert_who_and_when.py $(CORPORA_SRC)/Agents_Failure_Attribution \
+	  corpora/data/who-and-when.otlp.jsonl.gz
 
 bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/processor_cost.py
