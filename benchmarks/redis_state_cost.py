@@ -8,15 +8,21 @@
    with ``max_model_calls``; both call the model in a loop at a given interval until the trace trips. The calls
    admitted past the budget are what the others did inside one staleness window (they see each other's spend only
    at the next flush): about (processes - 1) x staleness / interval, plus one per process.
+3. Outage: the breaker's own ``redis-server`` is killed, 2,000 traces of 20 steps (``memory.py``'s workload) start
+   and end, and the memory the breaker still holds for them (``tracemalloc``, after a full collection) is what an
+   outage costs; the flusher thread's CPU time per cycle while Redis stays down shows whether each cycle re-sends
+   the queue. Redis then restarts empty and the usage that waited must be counted exactly once.
 
-    python benchmarks/redis_state_cost.py [--rounds 5] [--url redis://127.0.0.1:6379/0]
+    python benchmarks/redis_state_cost.py [--rounds 5] [--url redis://127.0.0.1:6379/0] [--only outage]
 
-Without ``--url`` it starts ``redis-server`` on a free loopback port (``make redis-server`` installs it).
+Without ``--url`` it starts ``redis-server`` on a free loopback port (``make redis-server`` installs it); the outage
+part always starts its own (it kills it).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import shutil
@@ -25,9 +31,11 @@ import subprocess
 import tempfile
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from memory import Workload
 from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
@@ -38,30 +46,41 @@ from processor_cost import early as per_span_ns  # the same healthy workload as 
 import spanbreaker
 
 
+def _spawn(directory: str, port: int) -> subprocess.Popen[bytes]:
+    """A redis-server on loopback, answering PING when this returns."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise SystemExit("redis-server not found: run `make redis-server` or pass --url")
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                "--appendonly", "no", "--dir", directory], stdout=subprocess.DEVNULL)
+    import redis
+
+    client = redis.Redis(port=port, socket_timeout=1)
+    for _ in range(200):
+        try:
+            client.ping()
+            break
+        except redis.RedisError:
+            time.sleep(0.02)
+    return process
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 @contextmanager
 def redis_server(url: str | None) -> Iterator[str]:
     if url:
         yield url
         return
-    binary = shutil.which("redis-server")
-    if binary is None:
-        raise SystemExit("redis-server not found: run `make redis-server` or pass --url")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = _free_port()
     with tempfile.TemporaryDirectory() as directory:
-        process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                                    "--appendonly", "no", "--dir", directory], stdout=subprocess.DEVNULL)
+        process = _spawn(directory, port)
         try:
-            import redis
-
-            client = redis.Redis(port=port, socket_timeout=1)
-            for _ in range(200):
-                try:
-                    client.ping()
-                    break
-                except redis.RedisError:
-                    time.sleep(0.02)
             yield f"redis://127.0.0.1:{port}/0"
         finally:
             process.kill()
@@ -141,20 +160,85 @@ def overrun(url: str, staleness: float, interval: float, budget: int, processes:
     return total, total - budget
 
 
+def _flusher_cpu(shared: object) -> float:
+    thread = shared._flusher  # type: ignore[attr-defined]
+    return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+
+
+def outage(traces: int = 2_000, steps: int = 20, down_s: float = 3.0) -> None:
+    """What 2,000 traces ended while Redis is down leave behind, and what each flusher cycle costs meanwhile."""
+    port = _free_port()
+    with tempfile.TemporaryDirectory() as directory:
+        process = _spawn(directory, port)
+        processor = spanbreaker.BreakerSpanProcessor(state=f"redis://127.0.0.1:{port}/0", state_prefix="outage",
+                                                     max_model_calls=10**9, max_tool_calls=10**9)
+        shared = processor.shared
+        workload = Workload(processor)
+        warm = workload.open_root(1)
+        workload.step(warm, 0)
+        workload.end(warm)
+        assert shared.flush(5.0)
+        process.kill()
+        process.wait()
+        tracemalloc.start()
+        gc.collect()
+        baseline = tracemalloc.get_traced_memory()[0]
+        for number in range(traces):
+            root = workload.open_root(1_000 + number)
+            for step in range(steps):
+                workload.step(root, step)
+            workload.end(root)
+        cycles, cpu = shared.stats.errors, _flusher_cpu(shared)
+        time.sleep(down_s)  # the outage goes on: the flusher cycles every state_staleness_s
+        cycles, cpu = shared.stats.errors - cycles, _flusher_cpu(shared) - cpu
+        gc.collect()
+        retained = tracemalloc.get_traced_memory()[0] - baseline
+        tracemalloc.stop()
+        process = _spawn(directory, port)  # back, empty
+        try:
+            assert shared.flush(10.0), "Redis came back but the breaker did not flush"
+            import redis
+
+            client = redis.Redis(port=port)
+            pipe = client.pipeline(transaction=False)
+            for number in range(traces):
+                pipe.hget(f"outage:trace:{1_000 + number:032x}", "m")
+            counted = sum(int(m or 0) for m in pipe.execute())
+        finally:
+            processor.shutdown()
+            process.kill()
+            process.wait()
+    dropped = getattr(shared.stats, "backlog_dropped", 0)
+    print(f"outage: Redis killed, {traces:,} traces of {steps} steps started and ended, then {down_s:.0f} s more down")
+    print(f"  retained by the breaker       {retained / 2**20:8.2f} MiB   ({retained / traces:,.0f} bytes a trace)")
+    print(f"  flusher CPU per failed cycle  {cpu / max(1, cycles) * 1e6:8.0f} us   ({cycles} cycles)")
+    print(f"  model calls counted in Redis after it came back: {counted:,} of {traces * steps:,}"
+          f" (dropped from a full backlog: {dropped:,} traces)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=200, help="short runs per round")
     parser.add_argument("--url", help="an existing Redis (default: start redis-server on loopback)")
+    parser.add_argument("--only", choices=["cost", "overrun", "outage"], help="run one part")
     args = parser.parse_args()
     print(f"python {platform.python_version()} on {platform.machine()}")
+    if args.only == "outage":
+        outage()
+        return
     with redis_server(args.url) as url:
-        cost(url, args.rounds, args.runs)
+        if args.only in (None, "cost"):
+            cost(url, args.rounds, args.runs)
+        if args.only == "cost":
+            return
         print("worst-case overrun: 2 breakers share a trace, max_model_calls=100, default staleness 0.25 s")
         print(f"  {'call interval':>14}{'calls/window':>14}{'admitted':>10}{'overrun':>9}")
         for interval in (0.1, 0.02, 0.005):
             total, over = overrun(url, 0.25, interval, 100)
             print(f"  {interval * 1000:>11.0f} ms{0.25 / interval:>14.0f}{total:>10}{over:>9}")
+    if args.only is None:
+        outage()
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +22,11 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 def prefix() -> str:
     """A key prefix of its own per test, so tests sharing the session server never see each other's keys."""
     return f"sbtest{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of the test's own, which it may kill, pause and restart."""
+    server = RedisServer(tmp_path / "redis").start()
+    yield server
+    server.stop()

@@ -1,13 +1,12 @@
 """Redis killed, paused past the timeout, restarted: the application never sees it, sharing resumes.
 
-Each test owns its redis-server (the session one is shared and must stay up).
+Each test owns its redis-server (``own_redis``: the session one is shared and must stay up).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,6 @@ import spanbreaker
 from ..core.spans import Harness, make_harness
 from .procs import Workers, traceparent, wait_until
 from .server import RedisServer, free_port
-
-
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path / "redis").start()
-    yield server
-    server.stop()
 
 
 def test_kill_pause_restart_mid_run(own_redis: RedisServer, tmp_path: Path) -> None:

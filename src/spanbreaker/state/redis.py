@@ -19,6 +19,12 @@ Redis down, slow or restarted: every call has a short socket timeout and no retr
 and unsent usage is kept and sent when Redis is back (a per-process sequence number makes a batch that timed
 out after being applied count once; a hash lost in a restart is re-seeded with this process's cumulative
 contribution). Only figures, ids and the trip record (detector, reason, evidence figures) are stored.
+
+An outage must not grow memory or work with its length: while Redis is down each cycle sends one PING instead of
+building and sending the whole queue again; a trace that ends meanwhile keeps only its figures (the book lets go
+of the processor's trace state); and at most ``MAX_BACKLOG`` ended traces and queued trip messages wait for
+Redis: beyond that the oldest are dropped, counted (``stats.backlog_dropped`` and
+``processor.stats.state_errors``) and logged once per outage.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ WARN_EVERY_S = 60.0
 """One warning per outage, and no more than one a minute when Redis flaps (later ones are logged at INFO)."""
 MAX_REMOTE_TRIPS = 10_000
 """Trips heard from other processes and not yet consumed here (oldest dropped first)."""
+MAX_BACKLOG = 10_000
+"""Ended traces whose usage, and trip/reset messages, wait for an unreachable Redis (oldest dropped first).
+An ended trace waits as a few integers (about 0.5 KiB), so a full backlog is a few MiB however long the outage."""
 
 _USAGE_LUA = """
 local f = 's:' .. ARGV[1]
@@ -122,14 +131,15 @@ def decode_record(payload: dict[str, Any]) -> TripRecord:
     return record
 
 
-@dataclass
+@dataclass(slots=True)
 class _Book:
     """This process's bookkeeping for one trace."""
 
     owner: Any = None
+    """The TraceState the current contributions belong to (a dropped-and-restarted trace starts afresh); None
+    once the trace ended here, so an outage does not keep the whole trace state alive for a few figures."""
     fleet: str | None = None
     """The trace's fleet value (fleet rule), read once from its spans' resource."""
-    """The TraceState the current contributions belong to (a dropped-and-restarted trace starts afresh)."""
     pending: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     """tokens, model calls, tool calls, nano-USD not yet handed to the flusher."""
     sent: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
@@ -140,12 +150,16 @@ class _Book:
 
 @dataclass
 class SharedStats:
+    cycles: int = 0
+    """Flusher cycles run, whether Redis answered or not (each one settles the backlog first)."""
     flushes: int = 0
     errors: int = 0
     outages: int = 0
     trips_published: int = 0
     trips_received: int = 0
     resets_received: int = 0
+    backlog_dropped: int = 0
+    """Ended traces' unsent usage and queued trip/reset messages dropped because the backlog was full."""
 
 
 class RedisSharedState:
@@ -170,6 +184,9 @@ class RedisSharedState:
         self._error_metric = _error_counter()
         self._lock = threading.Lock()
         self._books: dict[int, _Book] = {}
+        """Traces live in the processor (and ones that ended since the last cycle)."""
+        self._ended: OrderedDict[int, _Book] = OrderedDict()
+        """Ended traces whose usage waits for Redis, oldest first: at most ``MAX_BACKLOG``."""
         self._ops: list[tuple[str, int, str]] = []
         self._inflight: tuple[int, list[tuple[int, list[int], list[int]]]] | None = None
         self._seq = 0
@@ -178,6 +195,7 @@ class RedisSharedState:
         self._local = threading.local()
         self._degraded = False
         self._warned_at = -WARN_EVERY_S
+        self._overflowed = False
         self._refreshed_at = 0.0
         self.fleet = FleetRule(config, self.prefix) if FleetRule.enabled(config) else None
         self._stop = threading.Event()
@@ -218,9 +236,9 @@ class RedisSharedState:
         nano = round((cost_usd or 0.0) * NANO_USD)
         with self._lock:
             book = self._books.get(trace_id)
-            if book is None:
-                book = self._books[trace_id] = _Book(owner)
-            elif book.owner is not owner:
+            if book is None:  # new, or a trace id seen again after its trace ended here
+                book = self._books[trace_id] = self._ended.pop(trace_id) if trace_id in self._ended else _Book(owner)
+            if book.owner is not owner:
                 book.owner, book.sent = owner, [0, 0, 0, 0]
             pending = book.pending
             pending[0] += int(tokens or 0)
@@ -307,22 +325,31 @@ class RedisSharedState:
                 self._cycle()
             except Exception as exc:  # never let the thread die: the next cycle retries
                 self._failed(exc)
+            self.stats.cycles += 1
             if stopping:
                 return
 
     def _cycle(self) -> None:
         processor = self.processor
+        self._settle()
+        if self._degraded:
+            try:  # one cheap probe per cycle while down; the queued writes go once it answers
+                self._client.ping()
+            except Exception as exc:
+                self._failed(exc)
+                return
         with self._lock:
             ops, self._ops = self._ops, []
             if self._inflight is None:
                 batch: list[tuple[int, list[int], list[int]]] = []
-                for tid, book in self._books.items():
+                for tid, book in (*self._books.items(), *self._ended.items()):
                     if any(book.pending):
                         delta = book.pending
                         book.pending = [0, 0, 0, 0]
                         book.sent = [a + b for a, b in zip(book.sent, delta, strict=True)]
                         book.total = [a + b for a, b in zip(book.total, delta, strict=True)]
                         batch.append((tid, delta, list(book.total)))
+                self._ended.clear()  # all taken: the batch carries what they still had to send
                 if batch:
                     self._seq += 1
                     self._inflight = (self._seq, batch)
@@ -381,7 +408,6 @@ class RedisSharedState:
         tids = ([tid for tid, _, _ in inflight[1]] if inflight is not None else []) + reads
         for tid, answer in zip(tids, answers, strict=True):
             self._apply(tid, answer)
-        self._prune(set(live))
 
     def _apply(self, tid: int, answer: list[Any]) -> None:
         """Turn the shared totals of a trace into the others' share, and pick up a trip we have not seen."""
@@ -397,13 +423,44 @@ class RedisSharedState:
         if trace is not None:
             trace.remote = Totals(others[0], others[1], others[2], others[3] / NANO_USD)
 
-    def _prune(self, live: set[int]) -> None:
+    def _settle(self) -> None:
+        """Let go of ended traces, keep the outage backlog within ``MAX_BACKLOG``.
+
+        Runs every cycle, whether Redis answers or not. A book whose trace ended is deleted, or, if some of its
+        usage is still unsent, moved to ``_ended`` without the trace's state (only its figures wait)."""
+        traces = self.processor._traces
+        dropped = 0
         with self._lock:
-            for tid in [t for t, b in self._books.items() if t not in live and not any(b.pending)]:
-                if self._inflight is None or all(t != tid for t, _, _ in self._inflight[1]):
-                    del self._books[tid]
-            for tid in [t for t in self._delivered if t not in live and t not in self._trips]:
+            for tid, book in list(self._books.items()):
+                if book.owner is not None and traces.get(tid) is book.owner:
+                    continue
+                del self._books[tid]
+                if any(book.pending):
+                    book.owner = None
+                    self._ended[tid] = book
+            while len(self._ended) > MAX_BACKLOG:
+                self._ended.popitem(last=False)
+                dropped += 1
+            if len(self._ops) > MAX_BACKLOG:
+                dropped += len(self._ops) - MAX_BACKLOG
+                del self._ops[:len(self._ops) - MAX_BACKLOG]
+            for tid in [t for t in self._delivered if t not in traces and t not in self._trips]:
                 del self._delivered[tid]
+        if len(self._touched) > len(traces):  # touched while down by traces that have ended since
+            self._touched = {tid for tid in list(self._touched) if tid in traces}
+        if dropped:
+            self._dropped(dropped)
+
+    def _dropped(self, count: int) -> None:
+        self.stats.backlog_dropped += count
+        self.processor.stats.state_errors += count
+        with contextlib.suppress(Exception):
+            self._error_metric.add(count, {"error.type": "BacklogFull"})
+        if not self._overflowed:
+            self._overflowed = True
+            logger.warning("spanbreaker: shared state at %s still unavailable and its backlog is full (%d ended "
+                           "traces or trip messages); dropping the oldest (counted in stats.state_errors)",
+                           _redact(self.url), MAX_BACKLOG)
 
     # --------------------------------------------------------------------------------- subscriber thread
     def _subscribe_loop(self) -> None:
@@ -486,6 +543,7 @@ class RedisSharedState:
 
     def _succeeded(self) -> None:
         self.stats.flushes += 1
+        self._overflowed = False
         if self._degraded:
             self._degraded = False
             logger.info("spanbreaker: shared state at %s is back", _redact(self.url))
