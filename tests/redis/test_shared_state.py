@@ -25,6 +25,10 @@ from .server import RedisServer
 @pytest.fixture
 def pair(redis_server: RedisServer, prefix: str) -> Iterator[tuple[Harness, Harness]]:
     made = [make_harness(state=redis_server.url, state_prefix=prefix, state_staleness_s=0.02) for _ in range(2)]
+    # A message published before a subscriber thread has subscribed is not delivered to it (the trip then waits in
+    # the hash for that process's next call): the tests below publish only once both listen.
+    client = redis_server.client()
+    assert wait_until(lambda: client.pubsub_numsub(f"{prefix}:trips")[0][1] == 2), "subscribers did not start"
     yield made[0], made[1]
     for harness in made:
         harness.processor.shutdown()
