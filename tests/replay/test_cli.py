@@ -265,3 +265,24 @@ def test_readme_promise_bad_input_is_file_line_message_the_rest_is_read_and_exit
     for usage in ([], [tmp_path / "absent.jsonl"], [bad, "--config", tmp_path / "absent.toml"], [bad, "--bogus"]):
         done = subprocess.run([*command, *map(str, usage)], capture_output=True, text=True, timeout=120)
         assert done.returncode == 2, (usage, done.stderr)
+
+
+def test_a_bug_while_replaying_is_reported_and_the_report_still_written(
+        runs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad input never raises; should a bug in spanbreaker raise mid-run, the traces before it keep their report."""
+    from spanbreaker.replay.feed import Feeder
+
+    real_feed, fed = Feeder.feed, []
+
+    def failing_feed(self: Feeder, trace: Any) -> None:
+        if len(fed) == 2:
+            raise ZeroDivisionError("a stand-in bug")
+        fed.append(trace)
+        real_feed(self, trace)
+
+    monkeypatch.setattr(Feeder, "feed", failing_feed)
+    page = tmp_path / "report.html"
+    status, out, err = in_process(capsys, "replay", runs, "--json", "--html", page)
+    assert status == 1
+    assert f"spanbreaker replay: {runs}: internal error, the rest is not replayed (ZeroDivisionError" in err
+    assert len(out.splitlines()) == 2 and parse_html(page.read_text()).summary["traces"] == "2"

@@ -1,8 +1,19 @@
-"""Whatever a trace file holds, reading and replaying it never raises: a defect is a Problem, the rest goes on."""
+"""Whatever a trace file holds, reading and replaying it never raises: a defect is a Problem, the rest goes on.
+
+Property-based (hypothesis): arbitrary bytes, arbitrary JSON, nesting past the parser, numbers past every wire type,
+and valid records with bytes flipped, cut or inserted, as lines of a line-per-request file (plain and gzip), as its
+damaged start, and as whole documents; through the readers, the feed and the processor (``replay``), and through
+the command. The only outcomes allowed are traces and ``file:line: message`` problems; the lines around the damage
+are still read; the command exits 0 or 1 and writes its report. Examples are bounded so the suite stays fast.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
+import io
 import json
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -10,32 +21,116 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from spanbreaker.cli import main
 from spanbreaker.replay import Problem, replay
 
 from . import traces as t
 
+FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=True) | st.text(max_size=40),
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.integers(min_value=10**300, max_value=10**400)
+    | st.floats(allow_nan=True) | st.text(max_size=40),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=4),
     max_leaves=12,
 )
 _FIELDS = ["traceId", "spanId", "parentSpanId", "name", "kind", "startTimeUnixNano", "endTimeUnixNano",
            "attributes", "events", "status"]
+_READ_KEYS = ["openinference.span.kind", "llm.token_count.total", "llm.token_count.prompt", "llm.cost.total",
+              "gen_ai.usage.input_tokens", "tool.name", "input.value", "output.value", "llm.model_name"]
+"""Attributes the processor reads: a value of any type there reaches its detectors through the feed."""
+_ANY_VALUE = st.one_of(
+    _json.map(lambda v: {"stringValue": v}), _json.map(lambda v: {"intValue": v}),
+    _json.map(lambda v: {"doubleValue": v}), _json.map(lambda v: {"boolValue": v}),
+    st.floats(allow_nan=True).map(lambda v: {"doubleValue": v}), st.sampled_from(["AGENT", "LLM", "TOOL", "CHAIN"])
+    .map(lambda v: {"stringValue": v}), _json.map(lambda v: {"arrayValue": {"values": v}}),
+    _json.map(lambda v: {"kvlistValue": {"values": v}}), _json)
+
+BEFORE = json.dumps(t.request(t.looping("before")))
+AFTER = json.dumps(t.request(t.healthy("after")))
+AROUND = {t._id("before", 16), t._id("after", 16)}
 
 
 @st.composite
 def damaged_request(draw: st.DrawFn) -> dict[str, Any]:
-    """A real request with some span fields replaced by arbitrary JSON."""
+    """A real request with some span fields replaced by arbitrary JSON and some attributes the processor reads
+    given values of arbitrary type."""
     spans = t.looping("fuzz", steps=3)
     for _ in range(draw(st.integers(1, 6))):
         span = spans[draw(st.integers(0, len(spans) - 1))]
-        span[draw(st.sampled_from(_FIELDS))] = draw(_json)
+        if draw(st.booleans()) or not isinstance(span.get("attributes"), list):
+            span[draw(st.sampled_from(_FIELDS))] = draw(_json)
+        else:
+            span["attributes"].append({"key": draw(st.sampled_from(_READ_KEYS)), "value": draw(_ANY_VALUE)})
     return t.request(spans)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(damaged_request(), st.sampled_from(["lines", "document", "jaeger-ish", "garbage"]), st.binary(max_size=64))
-def test_damaged_input_never_raises(request: dict[str, Any], form: str, noise: bytes) -> None:
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    """A valid request line with bytes flipped, deleted, inserted or the end cut off."""
+    data = bytearray(json.dumps(draw(damaged_request())).encode())
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(data) - 1))
+        op = draw(st.sampled_from(["flip", "delete", "insert", "cut"]))
+        if op == "flip":
+            data[at] ^= 1 << draw(st.integers(0, 7))
+        elif op == "delete":
+            del data[at:at + draw(st.integers(1, 64))]
+        elif op == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=16))
+        else:
+            del data[at:]
+        if not data:
+            break
+    return bytes(data)
+
+
+_line = st.one_of(
+    st.binary(max_size=200),
+    _json.map(lambda v: json.dumps(v).encode()),
+    damaged_request().map(lambda r: json.dumps(r).encode()),
+    mutated(),
+    st.integers(900, 5000).map(lambda n: b"[" * n + b"]" * n),  # around the parser's recursion limit
+    st.integers(900, 5000).map(lambda n: b'{"resourceSpans":' * n),
+    st.integers(4000, 6000).map(lambda n: b'{"resourceSpans": [], "n": ' + b"9" * n + b"}"),  # digit limit
+    st.sampled_from([b"1e400", b"-1e400", b"NaN", b"Infinity", b"\x00" * 10]),
+    st.just(b"\xef\xbb\xbf").map(lambda bom: bom + BEFORE.encode()),  # a byte-order mark before a request
+)
+
+
+def _checked(path: Path) -> list[str]:
+    """Replay ``path``; every problem must name the file (and a line where one is known). The trace ids read."""
+    problems: list[Problem] = []
+    ids = [r.trace_id for r in replay([path], problems=problems)]
+    form = re.compile(rf"^{re.escape(str(path))}(:\d+)?: \S")
+    assert all(isinstance(p, Problem) and p.path == str(path) and form.match(str(p)) for p in problems), problems
+    return ids
+
+
+@FAST
+@given(st.lists(_line, min_size=1, max_size=5), st.booleans())
+def test_damaged_lines_are_problems_and_the_lines_around_them_are_read(lines: list[bytes], gz: bool) -> None:
+    data = b"\n".join([BEFORE.encode(), *lines, AFTER.encode()]) + b"\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "in.jsonl"
+        path.write_bytes(gzip.compress(data) if gz else data)
+        assert set(_checked(path)) >= AROUND
+
+
+@FAST
+@given(st.lists(_line, min_size=1, max_size=3))
+def test_a_damaged_start_does_not_lose_the_request_lines_after_it(lines: list[bytes]) -> None:
+    data = b"\n".join([*lines, BEFORE.encode(), AFTER.encode()]) + b"\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "in.jsonl"
+        path.write_bytes(b" " + data)  # never the gzip magic number
+        assert set(_checked(path)) >= AROUND
+
+
+@FAST
+@given(damaged_request(), st.sampled_from(["lines", "document", "jaeger-ish", "garbage"]), st.binary(max_size=64),
+       _json)
+def test_damaged_documents_never_raise(request: dict[str, Any], form: str, noise: bytes, value: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "in.json"
         if form == "lines":
@@ -43,10 +138,37 @@ def test_damaged_input_never_raises(request: dict[str, Any], form: str, noise: b
         elif form == "document":
             path.write_text(json.dumps(request, indent=1))
         elif form == "jaeger-ish":
-            path.write_text(json.dumps({"data": [{"spans": request["resourceSpans"][0]["scopeSpans"][0]["spans"]}]}))
+            spans = request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+            path.write_text(json.dumps({"data": [{"spans": spans, "processes": value}, value]}))
         else:
             path.write_bytes(b"\x1f\x8b" + noise)
-        problems: list[Problem] = []
-        results = list(replay([path], problems=problems))
-        assert all(r.trace_id for r in results)
-        assert all(isinstance(p, Problem) and str(p).startswith(str(path)) for p in problems)
+        results = _checked(path)
+        assert all(results)
+
+
+@FAST
+@given(_json, st.sampled_from(["bare", "data", "resourceSpans", "spans", "scopeSpans"]), st.booleans())
+def test_any_json_document_never_raises(value: Any, where: str, pretty: bool) -> None:
+    document = {"bare": value, "data": {"data": value}, "resourceSpans": {"resourceSpans": value},
+                "spans": {"data": [{"spans": value}]},
+                "scopeSpans": {"resourceSpans": [{"scopeSpans": value}]}}[where]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "in.json"
+        path.write_text(json.dumps(document, indent=1 if pretty else None))
+        _checked(path)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_line, min_size=0, max_size=3))
+def test_the_command_exits_0_or_1_and_writes_its_report(lines: list[bytes]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path, page = Path(tmp) / "in.jsonl", Path(tmp) / "report.html"
+        path.write_bytes(b"\n".join([BEFORE.encode(), *lines, AFTER.encode()]) + b"\n")
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            status = main(["replay", str(path), "--json", "--html", str(page), "--no-progress"])
+        problems = [line for line in err.getvalue().splitlines() if line.startswith("spanbreaker replay: ")]
+        assert status == (1 if problems else 0), err.getvalue()
+        assert all(line.startswith(f"spanbreaker replay: {path}") for line in problems)
+        assert {json.loads(line)["trace_id"] for line in out.getvalue().splitlines()} >= AROUND
+        assert page.stat().st_size > 0

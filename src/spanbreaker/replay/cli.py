@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -101,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
             stack.callback(feeder.shutdown)
         if export_file is not None:
             stack.enter_context(export_file)
-        for verdicts in replay_many(args.paths, feeders, problems=problems, on_problem=on_problem,
-                                    progress=lambda done, total: progress.update(task, completed=done, total=total)):
+        stream = replay_many(args.paths, feeders, problems=problems, on_problem=on_problem,
+                             progress=lambda done, total: progress.update(task, completed=done, total=total))
+        for verdicts in _guarded(stream, args.paths, problems, on_problem):
             result = verdicts[0]
             if exporter is not None:
                 exporter.write_trace(result.resource)
@@ -132,6 +134,20 @@ def run(args: argparse.Namespace) -> int:
         if sweep.rows:
             _wide_console(stderr=True).print(sweep_table(sweep.rows))
     return 1 if problems else 0
+
+
+def _guarded(verdicts: Iterator[list[TraceResult]], paths: list[str], problems: list[Problem],
+             on_problem: Callable[[Problem], None]) -> Iterator[list[TraceResult]]:
+    """The verdicts, stopping at an exception rather than raising it: bad input never raises (the readers make
+    it a problem), so one here is a bug in spanbreaker. It is reported like a problem, and the report of the
+    traces replayed before it is still printed and written, with exit status 1."""
+    try:
+        yield from verdicts
+    except Exception as exc:
+        problem = Problem(", ".join(paths), 0, f"internal error, the rest is not replayed ({type(exc).__name__}: "
+                                               f"{str(exc)[:200]}); please report this as a spanbreaker bug")
+        problems.append(problem)
+        on_problem(problem)
 
 
 def _size(path: Path) -> int:

@@ -16,6 +16,7 @@ import binascii
 import contextlib
 import gzip
 import io
+import itertools
 import json
 import math
 import re
@@ -621,22 +622,26 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
     try:
         with contextlib.ExitStack() as stack:
             fh, raw = _open_bytes(path, stack)
-            first = next(((n, data) for n, data in _lines(fh, limit) if data is None or not data.isspace()), None)
+            lines = _lines(fh, limit)
+            first = next(((n, data) for n, data in lines if data is None or not data.isspace()), None)
             if first is None:
                 note(Problem(name, 0, "file is empty"))
                 return
             first_line, data = first
             # a first line over the cap is either an over-long batch or a one-line document past the cap: either
             # way that line alone is skipped and the lines after it (if any) are read
-            if data is not None and not _is_request(_text(data)):
+            if data is None or _is_request(_text(data)):
+                lines = itertools.chain([first], lines)
+            else:
                 fh.seek(0)
                 head = _read_head(fh, limit)
                 if not _read_as_lines(head, name, first_line, note):
                     if not head.over and head.error is None:
                         yield from _read_document(head, name, first_line, note)
                     return
-            fh.seek(0)
-            for line_no, data in _lines(fh, limit):
+                fh.seek(0)
+                lines = _lines(fh, limit)  # from the start again, one line at a time
+            for line_no, data in lines:
                 if data is None:
                     note(Problem(name, line_no, f"line longer than {limit:,} bytes; skipped"))
                 elif not data.isspace():
