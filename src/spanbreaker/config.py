@@ -160,10 +160,10 @@ class BreakerConfig:
         object.__setattr__(self, "disabled_detectors", frozenset(self.disabled_detectors))
         object.__setattr__(self, "format_error_types", frozenset(self.format_error_types))
         object.__setattr__(self, "volatile_arg_keys", frozenset(self.volatile_arg_keys))
-        unknown = self.disabled_detectors - DETECTOR_IDS
+        unknown = self.disabled_detectors - detector_ids() if self.disabled_detectors else frozenset()
         if unknown:
             raise ConfigError(
-                f"disabled_detectors: unknown detector id(s) {sorted(unknown)}; known: {sorted(DETECTOR_IDS)}"
+                f"disabled_detectors: unknown detector id(s) {sorted(unknown)}; known: {sorted(detector_ids())}"
             )
         tools: dict[str, ToolPolicy] = {}
         for name, policy in dict(self.tools).items():
@@ -253,13 +253,19 @@ class BreakerConfig:
         return base
 
 
-DETECTOR_IDS = frozenset(
-    {
-        "tool_repeat", "tool_streak", "input_fixation", "low_exploration", "error_loop", "format_loop",
-        "context_growth", "token_budget", "call_budget", "cost_budget", "delegation_depth",
-        "delegation_cycle", "delegation_repeat", "validation_failures", "session_bloat", "forced",
-    }
-)
+def detector_ids() -> frozenset[str]:
+    """Every detector id, from the one registry (:data:`spanbreaker.detectors.ALL_DETECTORS`), imported on
+    first use: the detectors import this module."""
+    from .detectors import DETECTOR_IDS
+
+    return DETECTOR_IDS
+
+
+def __getattr__(name: str) -> frozenset[str]:
+    if name == "DETECTOR_IDS":  # its old home: ``from spanbreaker.config import DETECTOR_IDS`` keeps working
+        return detector_ids()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 _DEFAULT_POLICY = ToolPolicy()
 
 

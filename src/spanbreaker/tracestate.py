@@ -8,20 +8,22 @@ shares one history (its repeated delegations are visible) while its calls never 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .breaker import TraceBreaker
+from .kinds import Kind
 from .progress import ToolHistory
-from .signals import AgentRun, Kind, ModelCall, ToolCall
+from .signals import AgentRun, ModelCall, ToolCall
 
 MAX_OPEN_SPANS = 4096
 """Open spans tracked per trace; beyond it new spans are not tracked (they still export normally)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class OpenSpan:
-    span: Any
+    span_id: int
     parent_id: int | None
     kind: Kind
     scope: AgentScope | None
@@ -30,7 +32,12 @@ class OpenSpan:
     """Agent names from the root down to this span's agent."""
     step: str | None
     """Name of the nearest CHAIN ('Step N') span, if any."""
-    signal: ToolCall | ModelCall | AgentRun | None = None
+    signal: ToolCall | ModelCall | AgentRun | None
+    name: str
+    attributes: Mapping[str, Any]
+    """The span's attributes as fed at start (the caller's live mapping: tool_repeat fingerprints from it)."""
+    handle: Any
+    """The caller's object for the span (the façade's SDK span), handed back in verdicts; never looked into."""
     probe: bool = False
     tool_calls: int = 0
     """Tool calls started under this span (CHAIN spans: per-step count)."""

@@ -169,7 +169,7 @@ def test_observe_mode_marks_but_never_raises_and_counts_calls_after_the_trip() -
 def test_trace_state_is_dropped_when_the_root_ends_and_the_record_kept(harness: Harness) -> None:
     with pytest.raises(Tripped), harness.agent() as root:
         loop(harness)
-    assert harness.processor._traces == {}
+    assert harness.processor.engine.traces == {}
     assert harness.processor.trip_record(root.get_span_context().trace_id) is not None
 
 
@@ -178,11 +178,11 @@ def test_traces_whose_root_never_ends_are_bounded_by_lru_and_ttl() -> None:
     h = make_harness(max_traces=50, clock=clock, trace_ttl_s=60.0)
     for _ in range(500):
         h.tracer.start_span("leaked.run", attributes={"openinference.span.kind": "AGENT"})
-    assert len(h.processor._traces) <= 50
+    assert len(h.processor.engine.traces) <= 50
     clock.now += 120
     for _ in range(300):
         h.tracer.start_span("leaked.run", attributes={"openinference.span.kind": "AGENT"})
-    assert len(h.processor._traces) <= 50
+    assert len(h.processor.engine.traces) <= 50
 
 
 def test_end_open_spans_repairs_spans_an_instrumentor_left_open(harness: Harness) -> None:

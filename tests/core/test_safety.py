@@ -99,7 +99,7 @@ def test_concurrent_traces_on_many_threads_never_leak_into_each_other() -> None:
         thread.join(30)
     assert errors == []
     assert all(results[w] == ("tool_repeat" if w % 2 == 0 else "finished") for w in range(40))
-    assert h.processor._traces == {}
+    assert h.processor.engine.traces == {}
 
 
 def test_concurrent_spans_of_one_trace_from_worker_threads() -> None:

@@ -1,4 +1,6 @@
-"""All detectors, one module per id. ``build_detectors`` gives the enabled ones for a config."""
+"""The one detector registry: every detector, one module per id. ``build_detectors`` gives the enabled ones for a
+config; :data:`DETECTOR_IDS` is what configuration validates ``disabled_detectors`` against. A new detector is a
+module and a line in :data:`ALL_DETECTORS`, nothing else."""
 
 from __future__ import annotations
 
@@ -28,8 +30,13 @@ ALL_DETECTORS: tuple[type[Detector], ...] = (
 )
 
 
+FORCED = "forced"
+"""The id of a trip opened from outside (``force_open``, the kill switch): no detector class behind it."""
+DETECTOR_IDS = frozenset({cls.id for cls in ALL_DETECTORS} | {FORCED})
+
+
 def build_detectors(config: BreakerConfig) -> list[Detector]:
     return [cls(config) for cls in ALL_DETECTORS if cls.id not in config.disabled_detectors]
 
 
-__all__ = ["ALL_DETECTORS", "Detector", "Finding", "build_detectors"]
+__all__ = ["ALL_DETECTORS", "DETECTOR_IDS", "FORCED", "Detector", "Finding", "build_detectors"]

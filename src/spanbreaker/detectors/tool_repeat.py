@@ -8,7 +8,8 @@ are exempt (``tool_streak`` still bounds them).
 
 from __future__ import annotations
 
-from ..signals import ToolCall, args_fingerprint
+from ..conventions.read import args_fingerprint
+from ..signals import ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
 
@@ -27,7 +28,8 @@ class ToolRepeat(Detector):
                 f"{call.name} called {repeats + 1} times with identical arguments and identical results, "
                 f"nothing changed in between",
                 tool=call.name, identical_calls=repeats + 1, limit=limit,
-                args_fingerprint=args_fingerprint(span.span, config.volatile_arg_keys, config.max_attribute_chars),
+                args_fingerprint=args_fingerprint(call.name, span.attributes, config.volatile_arg_keys,
+                                                  config.max_attribute_chars),
             )
         if limit > 1 and repeats == limit - 1:
             return self.warn(f"{call.name} repeated {repeats} times without progress", tool=call.name,

@@ -27,7 +27,7 @@ def fleet_value(trace: Any, attribute: str) -> str:
     if trace is None:
         return UNKNOWN
     for entry in list(trace.open.values())[:4]:
-        resource = getattr(entry.span, "resource", None)
+        resource = getattr(entry.handle, "resource", None)  # the façade's SDK span
         attributes = getattr(resource, "attributes", None) or {}
         value = attributes.get(attribute)
         if value is not None:

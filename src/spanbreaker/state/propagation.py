@@ -48,7 +48,7 @@ def inherited_chain(context: otel_context.Context | None = None) -> tuple[str, .
 
 def _chain_of(span_context: Any, context: otel_context.Context | None) -> tuple[str, ...]:
     for processor in list(_processors):
-        trace = processor._traces.get(span_context.trace_id)
+        trace = processor.engine.trace(span_context.trace_id)
         entry = trace.open.get(span_context.span_id) if trace is not None else None
         if entry is not None:
             return tuple(entry.chain)

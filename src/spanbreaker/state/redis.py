@@ -229,10 +229,10 @@ class RedisSharedState:
         if book is not None and book.fleet is not None:
             return book.fleet
         assert self.fleet is not None
-        return fleet_value(self.processor._traces.get(trace_id), self.fleet.attribute)
+        return fleet_value(self.processor.engine.trace(trace_id), self.fleet.attribute)
 
     def add_usage(self, trace_id: int, tokens: int, model_calls: int, tool_calls: int, cost_usd: float) -> None:
-        owner = self.processor._traces.get(trace_id)
+        owner = self.processor.engine.trace(trace_id)
         nano = round((cost_usd or 0.0) * NANO_USD)
         with self._lock:
             book = self._books.get(trace_id)
@@ -355,8 +355,7 @@ class RedisSharedState:
                     self._inflight = (self._seq, batch)
             inflight = self._inflight
             fleet_batch = self.fleet.take() if self.fleet is not None else {}
-        with processor._table_lock:
-            live = list(processor._traces.keys())[-MAX_PULL:]
+        live = processor.engine.live_trace_ids(MAX_PULL)
         touched, self._touched = self._touched, set()
         pipe = self._client.pipeline(transaction=False)
         for op, tid, payload in ops:
@@ -411,7 +410,7 @@ class RedisSharedState:
 
     def _apply(self, tid: int, answer: list[Any]) -> None:
         """Turn the shared totals of a trace into the others' share, and pick up a trip we have not seen."""
-        trace = self.processor._traces.get(tid)
+        trace = self.processor.engine.trace(tid)
         shared = [int(v) if v is not None else 0 for v in answer[:4]]
         with self._lock:
             book = self._books.get(tid)
@@ -498,7 +497,7 @@ class RedisSharedState:
                 # The reset trip stays in _delivered: a pull that read the trace before the reset cleared it
                 # must not hand the same trip over again (a later trip has a new id and is delivered).
                 self._trips.pop(tid, None)
-            if tid in self.processor._traces:
+            if self.processor.engine.trace(tid) is not None:
                 self._local.applying = True
                 try:
                     self.processor.reset(tid)

@@ -1,0 +1,78 @@
+"""Framework quirks: what smolagents, Agno and BeeAI spans say only by their names, envelopes and wrappers.
+
+Kept apart from the conventions proper because they are habits of particular instrumentors, measured on their
+spans (see ``reference/`` in the shared material), not written down anywhere:
+
+* span names: the smolagents instrumentor names its steps ``Step N`` and its agents ``CodeAgent.run``; Agno's
+  LLM spans are ``OpenAIChat.invoke`` and lose their kind attribute under the SDK's 128-attribute limit.
+* tool argument envelopes: smolagents records ``{"args": [], "sanitize_inputs_outputs": true, "kwargs": ...}``.
+* wrapper errors: smolagents wraps a ``KeyError`` as ``AgentExecutionError`` whose message names the root.
+* Agno marks the history it re-sends (``"from_history": true``); the Agno adapter marks failed validations.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..kinds import Kind
+
+NAME = "frameworks"
+
+KEYS: dict[str, str] = {
+    "validation_failed": "spanbreaker.validation_failed",
+}
+VALIDATION_FAILED = KEYS["validation_failed"]
+"""Set ``true`` by the Agno adapter on an agent span whose structured output failed validation."""
+
+LLM_NAME_SUFFIXES = (".invoke", ".ainvoke", ".invoke_stream", ".ainvoke_stream", ".generate", ".generate_stream",
+                     ".create", ".acreate")
+AGENT_NAME_SUFFIXES = (".run", ".arun")
+STEP_PREFIX = "Step "
+
+WRAPPER_ERRORS = frozenset(
+    {"AgentExecutionError", "AgentToolExecutionError", "AgentToolCallError", "AgentGenerationError",
+     "InterpreterError", "AgentError", "FrameworkError", "ToolError", "AgentRunException", "ExceptionGroup"}
+)
+"""Exception classes that wrap the real failure; the root is named in their message."""
+VALIDATION_ERRORS = frozenset({"ValidationError", "OutputCheckError", "SchemaValidationError",
+                               "StructuredOutputError", "OutputValidationError"})
+
+ARGS_ENVELOPE = re.compile(r"^args (?:sanitize_inputs_outputs (?:true|false) )?kwargs ")
+"""The smolagents instrumentor's envelope around tool arguments, once folded: the same for every call, so it
+would only make different queries look alike."""
+ENVELOPE_CHARS = 64
+"""Room the envelope takes in recorded arguments."""
+ENVELOPE_KEYS = frozenset({"sanitize_inputs_outputs"})
+"""Constant within a tool's calls: present in every smolagents call, no reason to parse arguments for them."""
+
+HISTORY_MARKER = "from_history"
+HISTORY_MESSAGE = ('"from_history": true', '"from_history":true')
+"""How Agno marks a message it re-sent from the session history, in the LLM input."""
+
+
+def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
+    """The kind from the span name alone."""
+    if not isinstance(name, str):
+        return None
+    if name.endswith(LLM_NAME_SUFFIXES):
+        return Kind.LLM
+    if name.endswith(AGENT_NAME_SUFFIXES):
+        return Kind.AGENT
+    if name.startswith(STEP_PREFIX):
+        return Kind.CHAIN
+    return None
+
+
+def agent_from_name(name: str) -> str | None:
+    """``CodeAgent.run`` -> ``CodeAgent``; None for other names."""
+    for suffix in AGENT_NAME_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
+def history_messages(raw: str, cap: int) -> int:
+    """Messages re-sent from the session history, counted within the first ``cap`` characters (no copy)."""
+    return raw.count(HISTORY_MESSAGE[0], 0, cap) + raw.count(HISTORY_MESSAGE[1], 0, cap)

@@ -1,0 +1,83 @@
+"""The OpenTelemetry semantic conventions: GenAI (``gen_ai.*``) and the general exception event.
+
+Read after OpenInference, figure by figure: a span that carries both (an OpenInference instrumentor that also
+writes GenAI names) gives the OpenInference value. Covers what the readers use today; a span written only in
+GenAI names (``invoke_agent``, ``execute_tool``, ``chat``) is classified and read here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..kinds import Kind
+
+NAME = "genai"
+
+KEYS: dict[str, str] = {
+    "operation": "gen_ai.operation.name",
+    "tool_name": "gen_ai.tool.name",
+    "tool_arguments": "gen_ai.tool.call.arguments",
+    "tool_result": "gen_ai.tool.call.result",
+    "request_model": "gen_ai.request.model",
+    "response_model": "gen_ai.response.model",
+    "provider": "gen_ai.provider.name",
+    "system": "gen_ai.system",
+    "input_tokens": "gen_ai.usage.input_tokens",
+    "prompt_tokens": "gen_ai.usage.prompt_tokens",
+    "output_tokens": "gen_ai.usage.output_tokens",
+    "completion_tokens": "gen_ai.usage.completion_tokens",
+    "agent_name": "gen_ai.agent.name",
+    "conversation": "gen_ai.conversation.id",
+    "exception_type": "exception.type",
+    "exception_message": "exception.message",
+}
+OPERATION = KEYS["operation"]
+TOOL_NAME = KEYS["tool_name"]
+TOOL_ARGUMENTS = KEYS["tool_arguments"]
+TOOL_RESULT = KEYS["tool_result"]
+REQUEST_MODEL = KEYS["request_model"]
+RESPONSE_MODEL = KEYS["response_model"]
+PROVIDER = KEYS["provider"]
+SYSTEM = KEYS["system"]
+INPUT_TOKENS = KEYS["input_tokens"]
+PROMPT_TOKENS = KEYS["prompt_tokens"]
+OUTPUT_TOKENS = KEYS["output_tokens"]
+COMPLETION_TOKENS = KEYS["completion_tokens"]
+AGENT_NAME = KEYS["agent_name"]
+CONVERSATION = KEYS["conversation"]
+EXCEPTION_TYPE = KEYS["exception_type"]
+EXCEPTION_MESSAGE = KEYS["exception_message"]
+EXCEPTION_EVENT = "exception"
+"""The span event an exception is recorded as (``Span.record_exception``)."""
+
+KINDS = {
+    "invoke_agent": Kind.AGENT, "create_agent": Kind.AGENT, "invoke_workflow": Kind.CHAIN,
+    "execute_tool": Kind.TOOL, "chat": Kind.LLM, "text_completion": Kind.LLM, "generate_content": Kind.LLM,
+}
+"""``gen_ai.operation.name`` values -> kind."""
+AGENT_SPAN_PREFIX = "invoke_agent "
+TOOL_SPAN_PREFIX = "execute_tool "
+"""Span names the conventions prescribe (``{operation} {name}``), for spans that lost their attributes."""
+
+
+def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
+    """The kind from ``gen_ai.operation.name``."""
+    value = attributes.get(OPERATION)
+    return KINDS.get(value) if isinstance(value, str) else None
+
+
+def kind_by_name(name: str) -> Kind | None:
+    """The kind from the span name the conventions prescribe."""
+    if not isinstance(name, str):
+        return None
+    if name.startswith(AGENT_SPAN_PREFIX):
+        return Kind.AGENT
+    if name.startswith(TOOL_SPAN_PREFIX):
+        return Kind.TOOL
+    return None
+
+
+def named(name: str, prefix: str) -> str | None:
+    """The agent or tool name of a span named ``{operation} {name}``, else None."""
+    return name[len(prefix):] if isinstance(name, str) and name.startswith(prefix) else None

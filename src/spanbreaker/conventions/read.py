@@ -1,0 +1,253 @@
+"""Span -> signal: what the detectors need from a span, read under the conventions in a fixed order.
+
+Each figure is read under its OpenInference key first and falls back to the GenAI ones only when that is absent
+(one dict lookup, no call, on the common path), then to framework quirks (span names, envelopes, wrapper
+errors). A signal is made when the span starts, from what its inputs show, and completed when it ends, from
+what came back: start hooks can veto a call before it runs.
+
+Every reader tolerates missing, oddly typed or huge values: it returns ``None`` or a bounded value, never raises
+for bad input.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from opentelemetry.trace import Status, StatusCode
+
+from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample
+from ..signals import AgentRun, ModelCall, ToolCall, _as_count, _pick, _text_key, as_float, as_str
+from . import frameworks as fw
+from . import genai as ga
+from . import openinference as oi
+
+_UNSET, _OK = StatusCode.UNSET, StatusCode.OK
+"""The API's status codes, compared by identity: ``Enum.name`` is a Python-level property."""
+_QUERY_RAW_CHARS = 2 * SIMILARITY_CHARS + fw.ENVELOPE_CHARS
+"""Recorded arguments this long or longer are a script or a document, not a query (and are not kept)."""
+_SAMPLE_CHARS = SIMILARITY_CHARS * 4
+"""Results up to this long are their own sample (no copy)."""
+
+
+# ------------------------------------------------------------------------------------------------- tools
+def tool_name(name: str, attributes: Mapping[str, Any]) -> str:
+    value = attributes.get(oi.TOOL_NAME)
+    if value is None:
+        value = attributes.get(ga.TOOL_NAME)
+    text = value if type(value) is str else as_str(value)
+    if text:
+        return text[:128]
+    named = ga.named(name, ga.TOOL_SPAN_PREFIX)
+    if named is not None:
+        return named[:128]
+    return str(name)[:128] if isinstance(name, str) else "tool"
+
+
+def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> ToolCall:
+    """Key the call's arguments as they were recorded; parse them only when a volatile key is present.
+
+    An agent that loops emits the same call text again, so the exact tier keys the recorded text (one hash,
+    no JSON round trip on the hot path). Arguments naming a volatile key (a timestamp, a request id) are
+    parsed and re-serialised without it, so those calls still match.
+    """
+    tool, text = _tool_arguments(name, attributes, volatile, cap)
+    key = hash((tool, text)) if len(text) <= cap else hash((tool, digest(text, cap)))
+    # Positional (name, key, raw_args): cheaper than keywords on the hot path.
+    return ToolCall(tool, key, text if len(text) < _QUERY_RAW_CHARS else None)
+
+
+def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> tuple[str, str]:
+    """The tool's name and its canonical argument text."""
+    value = attributes.get(oi.TOOL_NAME)
+    tool = value[:128] if type(value) is str and value else tool_name(name, attributes)  # common case inline
+    raw = attributes.get(oi.INPUT)
+    if raw is None:
+        raw = _pick(attributes, ga.TOOL_ARGUMENTS, oi.TOOL_PARAMETERS)
+    text = raw if type(raw) is str else (as_str(raw) or "")
+    if text and text[0] in "{[" and _names_volatile_key(text, volatile):
+        text = canonical_args(text, volatile, cap)
+    return tool, text
+
+
+def args_fingerprint(tool: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> str:
+    """A stable hex fingerprint of a tool call's (name, canonical arguments), for evidence.
+
+    Computed when a trip is reported, from the span's recorded attributes: the in-memory keys are per-process
+    hashes, and evidence must read the same in every process and every replay. ``tool`` is the call's name as
+    :func:`tool_start` read it from the same attributes.
+    """
+    _, text = _tool_arguments(tool, attributes, volatile, cap)
+    return digest(f"{tool}\x1f{text}", cap)
+
+
+_VOLATILE_PATTERNS: dict[frozenset[str], tuple[str, ...]] = {}
+"""The quoted key names to look for, per configured set (configs are few; a dict read is cheaper than a call)."""
+
+
+def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
+    patterns = _VOLATILE_PATTERNS.get(volatile)
+    if patterns is None:
+        patterns = tuple(f'"{key}"' for key in sorted(volatile - fw.ENVELOPE_KEYS))
+        if len(_VOLATILE_PATTERNS) < 64:
+            _VOLATILE_PATTERNS[volatile] = patterns
+    head = text[:4096]  # the string itself when shorter: no copy
+    for pattern in patterns:  # noqa: SIM110 (a plain loop: no generator object per call)
+        if pattern in head:
+            return True
+    return False
+
+
+def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
+                     cap: int, format_types: frozenset[str]) -> None:
+    raw = attributes.get(oi.OUTPUT)  # the OpenInference key first: one lookup on the common path
+    if raw is None:
+        raw = attributes.get(ga.TOOL_RESULT)
+    output = raw if type(raw) is str else as_str(raw)
+    code = status._status_code if type(status) is Status else None
+    # A clean call (no events, the API's status unset or OK) is decided without the call to root_error.
+    error = call.error = None if not events and (code is _UNSET or code is _OK) else root_error(
+        events, status, format_types)
+    text = output if output is not None else ""
+    if error is not None and not text:
+        text = f"error:{error}"
+    call.result_key = _text_key(text, cap)
+    call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
+    call.empty = error is None and (output is None or (len(output) <= 64 and is_empty_result(output)))
+
+
+# ------------------------------------------------------------------------------------------------ models
+def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall:
+    value = attributes.get(oi.MODEL)
+    if value is None:
+        value = _pick(attributes, ga.REQUEST_MODEL, ga.RESPONSE_MODEL)
+    model = value if type(value) is str else as_str(value)
+    raw = attributes.get(oi.INPUT)
+    if type(raw) is not str:
+        return ModelCall(model, None, len(raw) if isinstance(raw, str) else 0, 0)
+    history = 0
+    if raw.find(fw.HISTORY_MARKER, 0, cap) >= 0:  # bounded scan, no copy of the prompt
+        history = fw.history_messages(raw, cap)
+    return ModelCall(model, None, len(raw), history)  # positional: cheaper than keywords on the hot path
+
+
+def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
+    # Each figure reads its OpenInference key first and falls back to the GenAI ones only when it is absent:
+    # the same answer as _pick over all the keys, with one dict lookup (no call) on the common path. Counts
+    # that are plain non-negative ints (the common case) are taken without a call to as_int.
+    get = attributes.get
+    value = get(oi.MODEL)
+    if value is None:
+        value = _pick(attributes, ga.RESPONSE_MODEL, ga.REQUEST_MODEL)
+    if value is not None:
+        call.model = (value if type(value) is str else as_str(value)) or call.model
+    value = get(oi.PROVIDER)
+    if value is None:
+        value = _pick(attributes, ga.PROVIDER, ga.SYSTEM, oi.SYSTEM)
+    call.provider = value if type(value) is str or value is None else as_str(value)
+    value = get(oi.PROMPT_TOKENS)
+    if value is None:
+        value = _pick(attributes, ga.INPUT_TOKENS, ga.PROMPT_TOKENS)
+    prompt = call.prompt_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+    value = get(oi.COMPLETION_TOKENS)
+    if value is None:
+        value = _pick(attributes, ga.OUTPUT_TOKENS, ga.COMPLETION_TOKENS)
+    completion = call.completion_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+    value = get(oi.TOTAL_TOKENS)
+    total = call.total_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+    call.tokens = total if total is not None else (prompt or 0) + (completion or 0)
+    value = get(oi.COST_TOTAL)
+    if value is not None:
+        call.cost_usd = as_float(value)
+    if call.input_chars == 0:
+        raw = get(oi.INPUT)
+        call.input_chars = len(raw) if isinstance(raw, str) else 0
+
+
+# ------------------------------------------------------------------------------------------------ agents
+def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
+    value = as_str(_pick(attributes, oi.AGENT_NAME, ga.AGENT_NAME, oi.GRAPH_NODE))
+    if value:
+        return value[:128]
+    if isinstance(name, str):
+        named = fw.agent_from_name(name)
+        if named is None:
+            named = ga.named(name, ga.AGENT_SPAN_PREFIX)
+        return (named if named is not None else name)[:128]
+    return "agent"
+
+
+def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
+    agent = agent_name(name, attributes)
+    task = as_str(attributes.get(oi.INPUT)) or ""
+    return AgentRun(name=agent, task_key=_text_key(task, cap),
+                    session=as_str(_pick(attributes, oi.SESSION, ga.CONVERSATION)))
+
+
+def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
+                      cap: int, format_types: frozenset[str]) -> None:
+    output = as_str(attributes.get(oi.OUTPUT))
+    run.output_text = output[:cap] if output is not None else None
+    run.output_key = _text_key(output or "", cap)
+    run.error = root_error(events, status, format_types)
+    run.validation_failed = (attributes.get(fw.VALIDATION_FAILED) is True
+                             or run.error in fw.VALIDATION_ERRORS)
+
+
+# ------------------------------------------------------------------------------------------------ errors
+_ERROR_NAME = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt))\b")
+_MESSAGE_CHARS = 4096
+
+
+def status_failed(status: Any) -> bool:
+    """The span's status says it failed (any object with an API ``status_code``)."""
+    return getattr(status, "status_code", None) is StatusCode.ERROR
+
+
+def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str]) -> str | None:
+    """The root exception class of a failed span, unwrapping framework wrappers.
+
+    smolagents wraps a ``KeyError`` as ``AgentExecutionError`` whose message ends in ``KeyError: 'x'``; the
+    root is the last non-wrapper class named in the message. Returns ``None`` for a span that did not fail.
+    """
+    if not events:
+        # the API's Status: its field, not its property (a Python call)
+        code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
+        if code is _UNSET or code is _OK:  # the API's codes by identity: Enum.name is a Python-level property
+            return None
+        if code is None or getattr(code, "name", "") != "ERROR":
+            return None  # the common case, decided without the unwrapping below
+    found: str | None = None
+    message: str | None = None
+    try:
+        for event in events or ():
+            if getattr(event, "name", None) != ga.EXCEPTION_EVENT:
+                continue
+            attributes = getattr(event, "attributes", None) or {}
+            etype = as_str(attributes.get(ga.EXCEPTION_TYPE))
+            if etype:
+                found = etype.rsplit(".", 1)[-1][:128]
+                message = as_str(attributes.get(ga.EXCEPTION_MESSAGE))
+    except Exception:  # odd event objects: treat as no event
+        found = None
+    failed = found is not None
+    description = None
+    code = getattr(status, "status_code", None)
+    if code is not None and getattr(code, "name", "") == "ERROR":
+        failed = True
+        description = as_str(getattr(status, "description", None))
+    if not failed:
+        return None
+    if found is not None and found in format_types:
+        return found
+    if found is None or found in fw.WRAPPER_ERRORS:
+        text = message or description or ""
+        names: list[str] = [n for n in _ERROR_NAME.findall(text[:_MESSAGE_CHARS]) if n not in fw.WRAPPER_ERRORS]
+        if names:
+            return names[-1]
+        if found is None and description:
+            head = description.split(":", 1)[0].strip()
+            if head.isidentifier():
+                return head[:128]
+    return found if found is not None else "Error"

@@ -1,0 +1,649 @@
+"""The breaker engine: span ids, names, attributes, events and status in; a :class:`~spanbreaker.verdict.Verdict`
+out. No SDK span objects: the SDK façade (:class:`~spanbreaker.BreakerSpanProcessor`) reads the SDK's fields and
+feeds them here positionally, a replay can feed recorded spans the same way.
+
+Flow: span -> convention (:mod:`spanbreaker.conventions`: what kind of span, what it says) -> signal
+(:mod:`spanbreaker.signals`) -> engine (per-trace state and breaker) -> detectors -> verdict -> façade.
+
+Contract: :meth:`BreakerEngine.start` and :meth:`BreakerEngine.end` never raise. Every error (odd attributes, a
+bug, shared state failing) is counted in :attr:`stats`, logged once, and swallowed. They decide under the
+trace's lock and return; acting on a verdict (marks, listeners, the raise) happens outside it, in the caller,
+through :meth:`announce` for the listeners. Work per span is O(1) in the length of the run.
+
+The hot path (``start``, ``end`` and what they call for a CLOSED trace) is written for the interpreter: fields
+rather than properties, positional arguments, few Python calls, no objects it can avoid. A Python call or an
+object costs as much as several dict lookups on CPython 3.11 (BENCHMARKS.md), and this runs for every span.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from opentelemetry.trace import Status, StatusCode
+
+from .breaker import Admission, BreakerListener, BreakerState, TripRecord
+from .config import BreakerConfig
+from .conventions import classify
+from .conventions import openinference as _oi
+from .conventions.read import (
+    agent_start,
+    fill_agent_result,
+    fill_model_result,
+    fill_tool_result,
+    model_start,
+    root_error,
+    status_failed,
+    tool_start,
+)
+from .detectors import FORCED, Detector, Finding, build_detectors
+from .detectors.base import Quiet
+from .kinds import Kind
+from .pricing import cost_usd, prewarm
+from .signals import AgentRun, ModelCall, StepEnd, ToolCall, delegation_key
+from .tracestate import MAX_OPEN_SPANS, OpenSpan, TraceState
+from .verdict import Action, Verdict
+
+if TYPE_CHECKING:
+    from .state.protocol import SharedState
+
+logger = logging.getLogger("spanbreaker")
+
+MAX_RECORDS = 4096
+"""Trip records kept after their trace ended, so a caller can still look a trip up by trace id."""
+MAX_SESSIONS = 10_000
+
+
+@dataclass(slots=True)
+class Stats:
+    spans_started: int = 0
+    spans_ended: int = 0
+    trips: int = 0
+    blocked: int = 0
+    warnings: int = 0
+    internal_errors: int = 0
+    traces_evicted: int = 0
+    state_errors: int = 0
+    """Shared-state (Redis) operations that failed or timed out; detection went on with the local view."""
+
+
+@dataclass(slots=True)
+class _Hooks:
+    """The detectors' methods for one hook, in detector order: those that run on every span, then the trailing
+    ones that only run once a trace total reaches ``quiet`` (budgets: see :meth:`Detector.quiet_below`)."""
+
+    always: list[Callable[..., Finding | None]]
+    gated: list[Callable[..., Finding | None]]
+    quiet: Quiet
+
+    @classmethod
+    def build(cls, detectors: list[Detector], hook: str) -> _Hooks:
+        chosen = [d for d in detectors if type(d).overrides(hook)]
+        quiet = Quiet()
+        split = len(chosen)
+        while split > 0:
+            below = chosen[split - 1].quiet_below(hook)
+            if below is None:
+                break
+            quiet = quiet.combine(below)
+            split -= 1
+        return cls([getattr(d, hook) for d in chosen[:split]], [getattr(d, hook) for d in chosen[split:]], quiet)
+
+
+_CLEAN_STEP = StepEnd(None)
+_OI_KIND, _OI_KINDS = _oi.SPAN_KIND, _oi.KINDS
+# Enum members as module constants for the hot path: on Python 3.11 ``Kind.TOOL`` is a class attribute lookup
+# through the enum's metaclass that costs as much as a function call.
+_AGENT, _CHAIN, _LLM, _TOOL, _OTHER = Kind.AGENT, Kind.CHAIN, Kind.LLM, Kind.TOOL, Kind.OTHER
+_CLOSED, _OPEN = BreakerState.CLOSED, BreakerState.OPEN
+_UNSET, _OK = StatusCode.UNSET, StatusCode.OK
+_WARN, _TRIP, _BLOCK = Action.WARN, Action.TRIP, Action.BLOCK
+
+
+def hex_trace(trace_id: int) -> str:
+    return f"{trace_id:032x}"
+
+
+def hex_span(span_id: int) -> str:
+    return f"{span_id:016x}"
+
+
+def to_trace_int(trace_id: int | str) -> int:
+    return int(trace_id, 16) if isinstance(trace_id, str) else int(trace_id)
+
+
+class BreakerEngine:
+    """Per-trace circuit breakers fed by span data (see the module docstring for the contract).
+
+    Args:
+        config: the validated, immutable :class:`BreakerConfig`.
+        listeners, on_trip, on_state_change: told of trips and state changes by :meth:`announce`.
+        clock: a monotonic clock in seconds (tests and replay inject one).
+        meter_provider: where trip metrics go; the global one by default (a no-op without an SDK).
+    """
+
+    def __init__(
+        self,
+        config: BreakerConfig,
+        *,
+        listeners: Iterable[BreakerListener] = (),
+        on_trip: Callable[[TripRecord], None] | None = None,
+        on_state_change: Callable[[str, BreakerState, BreakerState], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        meter_provider: Any = None,
+    ) -> None:
+        self.config = config
+        self.stats = Stats()
+        self._clock = clock
+        self._enforce = config.mode == "enforce"
+        self._cap = config.max_attribute_chars
+        self.traces: OrderedDict[int, TraceState] = OrderedDict()
+        """Live traces by id (LRU order). Read it through :meth:`trace` and :meth:`live_trace_ids` from outside."""
+        self._records: OrderedDict[int, TripRecord] = OrderedDict()
+        self._sessions: OrderedDict[str, int] = OrderedDict()
+        self._table_lock = threading.Lock()
+        self._listeners: list[Any] = list(listeners)
+        self._trip_callbacks: list[Callable[[TripRecord], None]] = [on_trip] if on_trip else []
+        self._state_callbacks: list[Callable[[str, BreakerState, BreakerState], None]] = (
+            [on_state_change] if on_state_change else [])
+        self._detectors = build_detectors(config)
+        hooks = {hook: _Hooks.build(self._detectors, hook) for hook in Detector.HOOKS}
+        # One attribute per hook: the hot path reads an attribute instead of a dict lookup by name.
+        self._tool_start_hooks = hooks["tool_start"]
+        self._tool_end_hooks = hooks["tool_end"]
+        self._model_start_hooks = hooks["model_start"]
+        self._model_end_hooks = hooks["model_end"]
+        self._step_end_hooks = hooks["step_end"]
+        self._agent_start_hooks = hooks["agent_start"]
+        self._agent_end_hooks = hooks["agent_end"]
+        self._volatile = config.volatile_arg_keys
+        self._format_types = config.format_error_types
+        self._logged: set[str] = set()
+        self._since_sweep = 0
+        self._metrics = _make_metrics(meter_provider)
+        if "cost_budget" not in config.disabled_detectors:
+            prewarm()
+        self.shared: SharedState | None = None
+        """Shared state across processes (``config.state``); attached by :mod:`spanbreaker.state`."""
+
+    # ------------------------------------------------------------------------------------------- queries
+    def trace(self, trace_id: int) -> TraceState | None:
+        """The live state of a trace, or None (shared state and propagation read open spans through this)."""
+        return self.traces.get(trace_id)
+
+    def live_trace_ids(self, limit: int) -> list[int]:
+        """The ids of the ``limit`` most recently started live traces, oldest first."""
+        with self._table_lock:
+            return list(self.traces.keys())[-limit:]
+
+    def trip_record(self, trace_id: int | str) -> TripRecord | None:
+        """The trip of a trace, live or recently ended (bounded LRU), or None."""
+        tid = to_trace_int(trace_id)
+        trace = self.traces.get(tid)
+        if trace is not None and trace.breaker.record is not None:
+            return trace.breaker.record
+        return self._records.get(tid)
+
+    def state(self, trace_id: int | str) -> BreakerState:
+        trace = self.traces.get(to_trace_int(trace_id))
+        return trace.breaker.state if trace is not None else _CLOSED
+
+    def open_spans(self, trace_id: int | str, under: int | None = None) -> tuple[list[Any], TripRecord | None]:
+        """(the handles of the trace's open spans, oldest first; its trip record). ``under`` (a span id) keeps
+        only that span and its open descendants."""
+        trace = self.traces.get(to_trace_int(trace_id))
+        if trace is None:
+            return [], None
+        with trace.lock:
+            entries = list(trace.open.values())
+            if under is not None:
+                entries = [e for e in entries if _descends_from(trace.open, e, under)]
+            return [e.handle for e in entries], trace.breaker.record
+
+    # ------------------------------------------------------------------------------------------ controls
+    def add_listener(self, listener: BreakerListener) -> None:
+        self._listeners.append(listener)
+
+    def remove_listener(self, listener: BreakerListener) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def force_open(self, trace_id: int | str, reason: str = "forced open") -> Verdict:
+        """Open a trace's breaker from outside (a kill switch); its next call is blocked. The verdict marks the
+        trace's open agent spans (else its root); the caller applies it."""
+        tid = to_trace_int(trace_id)
+        trace = self._trace(tid, self._clock())
+        with trace.lock:
+            record = TripRecord(FORCED, reason, hex_trace(tid), time_unix_nano=time.time_ns())
+            old = trace.breaker.trip(record, self._clock())
+            targets = [e for e in trace.open.values() if e.kind is _AGENT]
+            if not targets:
+                root = trace.open.get(trace.root_id) if trace.root_id is not None else None
+                targets = [root] if root is not None else []
+        return Verdict(_TRIP, record.detector, record.reason, record.evidence, record,
+                       tuple(e.span_id for e in targets), tuple(e.handle for e in targets), None, _AGENT, True, old,
+                       _OPEN)
+
+    def reset(self, trace_id: int | str) -> None:
+        """Close a trace's breaker and forget its detection state (budgets are kept)."""
+        tid = to_trace_int(trace_id)
+        trace = self.traces.get(tid)
+        if trace is None:
+            self._records.pop(tid, None)
+            return
+        with trace.lock:
+            old = trace.breaker.reset()
+            trace.forget_progress()
+        self._records.pop(tid, None)
+        if self.shared is not None:
+            self.guard(self.shared.reset, tid)
+        self._notify_state(hex_trace(tid), old, _CLOSED)
+
+    def close(self) -> None:
+        if self.shared is not None:
+            self.guard(self.shared.close)
+
+    # ------------------------------------------------------------------------------------------ the feed
+    def start(self, trace_id: int, span_id: int, parent_id: int | None, parent_remote: bool, name: str,
+              attributes: Mapping[str, Any], handle: Any = None) -> Verdict | None:
+        """A span started. ``handle`` is the caller's own object for the span (the façade's SDK span), handed
+        back in verdicts to mark or block it; the engine never looks into it."""
+        try:
+            self.stats.spans_started += 1
+            value = attributes.get(_OI_KIND)
+            kind = _OI_KINDS.get(value) if type(value) is str else None  # openinference.kind's common case
+            if kind is None:
+                kind = classify(name, attributes)
+            gated = kind is _TOOL or kind is _LLM or kind is _AGENT
+            now = 0.0
+            trace = self.traces.get(trace_id)  # _trace's common case inline: the trace is already known
+            if trace is None:
+                now = self._clock()
+                trace = self._trace(trace_id, now)
+            elif gated:  # a trace is idle (TTL) while it starts no call; steps and other spans need no clock
+                now = self._clock()
+                trace.last_seen = now
+            lock = trace.lock
+            lock.acquire()
+            try:
+                open_spans = trace.open
+                if trace.root_id is None and (parent_id is None or parent_remote or parent_id not in open_spans):
+                    trace.root_id = span_id
+                up = open_spans.get(parent_id) if parent_id is not None else None
+                if up is not None:
+                    scope, chain, step = up.scope, up.chain, up.step
+                else:
+                    scope, chain, step = None, (), None
+                    if self.shared is not None and parent_remote:
+                        chain = self.guard(self.shared.inherited_chain) or ()  # the caller's agents, from the request
+                signal: AgentRun | None = None
+                if kind is _AGENT:
+                    signal = agent_start(name, attributes, self._cap)
+                    scope, chain = trace.scope(signal.name), (*chain, signal.name)
+                elif kind is _CHAIN:
+                    step = name if isinstance(name, str) else None
+                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, name, attributes, handle)
+                if len(open_spans) < MAX_OPEN_SPANS:
+                    open_spans[span_id] = entry
+                if not gated:  # CHAIN and OTHER spans: nothing to veto
+                    return None
+                return self._gate(trace, entry, up, kind, name, attributes, signal, now)
+            finally:
+                lock.release()
+        except Exception as exc:
+            self.internal_error(exc)
+            return None
+
+    def end(self, trace_id: int, span_id: int, attributes: Mapping[str, Any], events: Sequence[Any],
+            status: Any) -> Verdict | None:
+        """A span ended. ``status`` is the OTel API's ``Status`` (or any object with ``status_code`` and
+        ``description``); ``events`` have ``name`` and ``attributes``."""
+        try:
+            self.stats.spans_ended += 1
+            trace = self.traces.get(trace_id)
+            if trace is None:
+                return None
+            lock = trace.lock
+            lock.acquire()
+            try:
+                entry = trace.open.pop(span_id, None)
+                verdict = None
+                if entry is not None and entry.kind is not _OTHER:
+                    verdict = self._account(trace, entry, attributes, events, status)
+                if span_id == trace.root_id:
+                    self._drop(trace)
+            finally:
+                lock.release()
+            return verdict
+        except Exception as exc:
+            self.internal_error(exc)
+            return None
+
+    def announce(self, verdict: Verdict) -> None:
+        """Tell metrics and listeners what a verdict decided. The caller runs this outside any lock, after
+        marking the spans and before ending a blocked span (listeners see the marks). Never raises."""
+        metrics = self._metrics
+        for warning in (*verdict.warnings, verdict) if verdict.warnings else (verdict,):
+            if warning.action is _WARN and metrics is not None:
+                metrics.warning(warning.detector)
+        record = verdict.record
+        if record is None:
+            return
+        if verdict.new_trip:
+            if metrics is not None:
+                metrics.trip(record.detector, record.agent)
+            for callback in self._trip_callbacks:
+                self.guard(callback, record)
+            for listener in self._listeners:
+                if hasattr(listener, "on_trip"):
+                    self.guard(listener.on_trip, record)
+            if verdict.old_state is not verdict.new_state:
+                self._notify_state(record.trace_id, verdict.old_state, verdict.new_state)
+        if verdict.action is _BLOCK and metrics is not None:
+            metrics.blocked(record.detector, verdict.kind.name)
+
+    # -------------------------------------------------------------------------------------- internals
+    def _trace(self, trace_id: int, now: float) -> TraceState:
+        traces = self.traces
+        trace = traces.get(trace_id)
+        if trace is not None:
+            trace.last_seen = now
+            return trace
+        with self._table_lock:
+            trace = traces.get(trace_id)
+            if trace is None:
+                trace = TraceState(trace_id, self.config.fixation_similarity, now)
+                traces[trace_id] = trace
+                if len(traces) > self.config.max_traces:
+                    self._evict(traces.popitem(last=False)[1])
+                self._since_sweep += 1
+                if self._since_sweep >= 256:
+                    self._since_sweep = 0
+                    self._sweep(now)
+            return trace
+
+    def _sweep(self, now: float) -> None:
+        """Drop traces idle for longer than the TTL (oldest first). Called with the table lock held."""
+        deadline = now - self.config.trace_ttl_s
+        for tid in list(self.traces.keys())[:64]:
+            trace = self.traces[tid]
+            if trace.last_seen < deadline:
+                del self.traces[tid]
+                self._evict(trace)
+
+    def _evict(self, trace: TraceState) -> None:
+        self.stats.traces_evicted += 1
+        self._keep_record(trace)
+
+    def _keep_record(self, trace: TraceState) -> None:
+        record = trace.breaker.record
+        if record is not None:
+            self._records[trace.trace_id] = record
+            if len(self._records) > MAX_RECORDS:
+                self._records.popitem(last=False)
+
+    def _drop(self, trace: TraceState) -> None:
+        self._keep_record(trace)
+        with self._table_lock:
+            if self.traces.get(trace.trace_id) is trace:
+                del self.traces[trace.trace_id]
+
+    def _gate(self, trace: TraceState, entry: OpenSpan, up: OpenSpan | None, kind: Kind, name: str,
+              attributes: Any, signal: Any, now: float) -> Verdict | None:
+        """A TOOL, LLM or AGENT span starts: admit it (breaker) and run the start detectors on its inputs."""
+        breaker = trace.breaker
+        if breaker.record is not None or breaker.state is not _CLOSED or self.shared is not None:
+            verdict, proceed = self._admit(trace, entry, kind, now)
+            if not proceed:
+                return verdict
+        scope = entry.scope
+        if scope is None:
+            scope = trace.scope("")
+        hooks: _Hooks
+        if kind is _TOOL:
+            trace.totals.tool_calls += 1
+            if self.shared is not None:
+                self.guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
+            if up is not None:
+                up.tool_calls += 1
+            signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
+            hooks = self._tool_start_hooks
+        elif kind is _LLM:
+            trace.totals.model_calls += 1
+            signal = entry.signal = model_start(name, attributes, self._cap)
+            hooks = self._model_start_hooks
+        else:
+            hooks = self._agent_start_hooks
+        return self._detect(trace, scope, entry, signal, hooks, now, True)
+
+    def _detect(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any, hooks: _Hooks,
+                now: float | None, start: bool) -> Verdict | None:
+        """Run a hook's detectors: those that always run, then the gated ones once a trace total reached them."""
+        verdict = self._run(trace, scope, entry, signal, hooks.always, now, start, None)
+        if (verdict is None or verdict.action is _WARN) and hooks.gated and hooks.quiet.reached(
+                trace.totals if trace.remote is None else trace.usage()):
+            verdict = self._run(trace, scope, entry, signal, hooks.gated, now, start, verdict)
+        return verdict
+
+    def _run(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any,
+             hooks: list[Callable[..., Finding | None]], now: float | None, start: bool,
+             found: Verdict | None) -> Verdict | None:
+        """The first trip among ``hooks`` (warnings reached before it attached), else the latest warning (``found``
+        carries the ones reached so far on this span), else None."""
+        for check in hooks:
+            finding = check(trace, scope, entry, signal)
+            if finding is not None:
+                if finding.warning:
+                    warning = self._warn(trace, entry, finding, start)
+                    if warning is not None:
+                        if found is not None:
+                            warning.warnings = (*found.warnings, found)
+                        found = warning
+                    continue
+                verdict = self._trip_from(trace, entry, finding, now if now is not None else self._clock(), start)
+                if found is not None:
+                    verdict.warnings = (*found.warnings, found)
+                return verdict
+        return found
+
+    def _admit(self, trace: TraceState, entry: OpenSpan, kind: Kind, now: float) -> tuple[Verdict | None, bool]:
+        """The breaker's say on a call once the trace has a trip or shares state: (a verdict to act on, whether
+        detection goes on). CLOSED local traces never come here."""
+        breaker = trace.breaker
+        record = breaker.record
+        if record is not None:
+            if kind is _LLM:
+                record.model_calls_after += 1
+            elif kind is _TOOL:
+                record.tool_calls_after += 1
+        if self.shared is not None and breaker.state is _CLOSED:
+            remote = self.guard(self.shared.remote_trip, trace.trace_id)
+            if remote is not None:
+                old = breaker.trip(remote, now)
+                return self._decide(trace, entry, remote, old, True, True), False
+        if breaker.state is not _CLOSED:
+            admission = breaker.admit(now, self.config.half_open_after_s, entry.span_id)
+            if admission is Admission.BLOCK:
+                if not self._enforce or record is None:
+                    return None, False
+                return self._decide(trace, entry, record, breaker.state, True, False), False
+            if admission is Admission.PROBE:
+                entry.probe = True
+                self._notify_state(hex_trace(trace.trace_id), _OPEN, BreakerState.HALF_OPEN)
+        return None, True
+
+    def _warn(self, trace: TraceState, entry: OpenSpan, finding: Finding, start: bool) -> Verdict | None:
+        """A warning, once per (detector, agent) in a trace. It goes on the span itself while it is open (start
+        hooks), else on its parent."""
+        key = (finding.detector, entry.agent)
+        if key in trace.warned:
+            return None
+        trace.warned.add(key)
+        self.stats.warnings += 1
+        target = entry if start else trace.open.get(entry.parent_id) if entry.parent_id is not None else None
+        ids, handles = ((target.span_id,), (target.handle,)) if target is not None else ((), ())
+        return Verdict(_WARN, finding.detector, finding.reason, finding.evidence, None, ids, handles, None, entry.kind)
+
+    def _trip_from(self, trace: TraceState, entry: OpenSpan, finding: Finding, now: float, start: bool) -> Verdict:
+        name = entry.name
+        record = TripRecord(
+            detector=finding.detector, reason=finding.reason, trace_id=hex_trace(trace.trace_id),
+            span_id=hex_span(entry.span_id), span_name=name if isinstance(name, str) else None, step=entry.step,
+            agent=entry.agent or None, evidence=dict(finding.evidence), time_unix_nano=time.time_ns(),
+        )
+        old = trace.breaker.trip(record, now)
+        self.stats.trips += 1
+        if self.shared is not None:
+            self.guard(self.shared.publish_trip, trace.trace_id, record)
+        return self._decide(trace, entry, record, old, start, True)
+
+    def _decide(self, trace: TraceState, entry: OpenSpan, record: TripRecord, old: BreakerState, start: bool,
+                new_trip: bool) -> Verdict:
+        """The verdict on a trip or a closed door: which spans to mark, whether the call is blocked."""
+        targets: list[OpenSpan] = []
+        if new_trip:
+            if start:  # an ended span takes no more marks: its ancestors carry them
+                targets.append(entry)
+            targets.extend(self._ancestors(trace, entry))
+        action, block = _TRIP, None
+        if start and self._enforce:
+            action, block = _BLOCK, entry.handle
+            trace.open.pop(entry.span_id, None)
+            record.blocked_calls += 1
+            self.stats.blocked += 1
+        return Verdict(action, record.detector, record.reason, record.evidence, record,
+                       tuple(e.span_id for e in targets), tuple(e.handle for e in targets), block, entry.kind,
+                       new_trip, old, trace.breaker.state)
+
+    def _ancestors(self, trace: TraceState, entry: OpenSpan) -> list[OpenSpan]:
+        """The open ancestors of ``entry``, nearest first, then the trace's root if it is open and not among them."""
+        found: list[OpenSpan] = []
+        seen = 0
+        parent_id = entry.parent_id
+        while parent_id is not None and seen < 256:
+            up = trace.open.get(parent_id)
+            if up is None:
+                break
+            found.append(up)
+            parent_id = up.parent_id
+            seen += 1
+        root = trace.open.get(trace.root_id) if trace.root_id is not None else None
+        if root is not None and root is not entry and all(up is not root for up in found):
+            found.append(root)
+        return found
+
+    def _account(self, trace: TraceState, entry: OpenSpan, attributes: Mapping[str, Any], events: Sequence[Any],
+                 status: Any) -> Verdict | None:
+        """A tracked span ended: account for what it returned and run the end detectors."""
+        now: float | None = None  # read only when needed: most spans neither end a probe nor trip
+        if entry.probe:
+            now = self._clock()
+            ok = not status_failed(status)
+            new = trace.breaker.probe_ended(ok, now)
+            if ok:
+                trace.forget_progress()
+            self._notify_state(hex_trace(trace.trace_id), BreakerState.HALF_OPEN, new)
+        breaker = trace.breaker
+        if breaker.record is not None and (not self._enforce or breaker.state is not _CLOSED):
+            return None  # enforce: nothing to learn while OPEN; observe: the first trip is the one reported
+        scope = entry.scope
+        if scope is None:
+            scope = trace.scope("")
+        kind = entry.kind
+        signal: Any = entry.signal
+        hooks: _Hooks
+        if kind is _TOOL:
+            if not isinstance(signal, ToolCall):
+                return None  # admitted without detection (observe mode while OPEN)
+            fill_tool_result(signal, attributes, events, status, self._cap, self._format_types)
+            scope.tools.record(signal)
+            hooks = self._tool_end_hooks
+        elif kind is _LLM:
+            if not isinstance(signal, ModelCall):
+                return None
+            fill_model_result(signal, attributes)
+            totals = trace.totals
+            totals.tokens += signal.tokens
+            spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(
+                signal.model, signal.provider, signal.prompt_tokens, signal.completion_tokens)
+            totals.cost_usd += spent
+            if self.shared is not None:
+                self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
+            hooks = self._model_end_hooks
+        elif kind is _CHAIN:
+            code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
+            # A clean step (no events, status unset or OK) shares one signal: no object per step.
+            signal = _CLEAN_STEP if not events and (code is _UNSET or code is _OK) else StepEnd(
+                root_error(events, status, self._format_types))
+            hooks = self._step_end_hooks
+        else:
+            if not isinstance(signal, AgentRun):
+                return None
+            fill_agent_result(signal, attributes, events, status, self._cap, self._format_types)
+            if signal.validation_failed and signal.session:
+                count = self._sessions.get(signal.session, 0) + 1
+                self._sessions[signal.session] = count
+                self._sessions.move_to_end(signal.session)
+                if len(self._sessions) > MAX_SESSIONS:
+                    self._sessions.popitem(last=False)
+                signal.session_failures = count
+            if len(entry.chain) >= 2:
+                caller = trace.scope(entry.chain[-2])
+                caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
+                                                   signal.output_key, error=signal.error))
+            hooks = self._agent_end_hooks
+        return self._detect(trace, scope, entry, signal, hooks, now, False)
+
+    # ------------------------------------------------------------------------------------------ safety
+    def _notify_state(self, trace_hex: str, old: BreakerState, new: BreakerState) -> None:
+        for callback in self._state_callbacks:
+            self.guard(callback, trace_hex, old, new)
+        for listener in self._listeners:
+            if hasattr(listener, "on_state_change"):
+                self.guard(listener.on_state_change, trace_hex, old, new)
+
+    def guard(self, function: Callable[..., Any], *args: Any) -> Any:
+        """Call ``function``; an exception is counted and logged once, and None returned."""
+        try:
+            return function(*args)
+        except Exception as exc:
+            self.internal_error(exc)
+            return None
+
+    def internal_error(self, exc: BaseException) -> None:
+        self.stats.internal_errors += 1
+        if self._metrics is not None:
+            self._metrics.internal_error()
+        key = type(exc).__name__
+        if key not in self._logged and len(self._logged) < 64:
+            self._logged.add(key)
+            logger.warning("spanbreaker ignored an internal error (%s); the application is unaffected", key,
+                           exc_info=exc)
+
+
+def _descends_from(open_spans: Mapping[int, OpenSpan], entry: OpenSpan, ancestor_id: int) -> bool:
+    """True when ``entry`` is the open span ``ancestor_id`` or one of its open descendants."""
+    seen = 0
+    current: OpenSpan | None = entry
+    while current is not None and seen < 256:
+        if current.span_id == ancestor_id:
+            return True
+        current = open_spans.get(current.parent_id) if current.parent_id is not None else None
+        seen += 1
+    return False
+
+
+def _make_metrics(meter_provider: Any) -> Any:
+    try:
+        from .metrics import BreakerMetrics
+    except ImportError:
+        return None
+    try:
+        return BreakerMetrics(meter_provider=meter_provider)
+    except Exception:
+        return None
