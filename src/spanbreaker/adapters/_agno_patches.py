@@ -40,11 +40,13 @@ from opentelemetry import trace as trace_api
 from opentelemetry.trace import Status, StatusCode
 
 from .. import marking
+from ..conventions.frameworks import VALIDATION_FAILED
 from ._classes import subclasses
+from .base import PatchLog
 
 logger = logging.getLogger("spanbreaker")
 
-VALIDATION_ATTRIBUTE = "spanbreaker.validation_failed"
+VALIDATION_ATTRIBUTE = VALIDATION_FAILED
 REFUSED_ATTRIBUTE = "spanbreaker.refused"
 REFUSED_ERROR = "ToolCallLimitExceeded"
 _MODEL_METHODS = {"invoke": "run", "ainvoke": "arun", "invoke_stream": "run_stream", "ainvoke_stream": "arun_stream"}
@@ -124,21 +126,16 @@ class Patches:
         self.tracer = tracer
         self.processor = processor
         self.runs = runs
-        self._undo: list[tuple[Any, str, Any]] = []
+        self._log = PatchLog()
         self._models_checked: set[type] = set()
         self._models_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------------ plumbing
     def _wrap(self, owner: Any, name: str, wrapper: Callable[..., Any]) -> None:
-        from wrapt import wrap_function_wrapper
-
-        original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
-        wrap_function_wrapper(owner, name, wrapper)
-        self._undo.append((owner, name, original))
+        self._log.wrap(owner, name, wrapper)
 
     def _replace(self, owner: Any, name: str, value: Any) -> None:
-        self._undo.append((owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)))
-        setattr(owner, name, value)
+        self._log.patch(owner, name, value)
 
     def apply(self) -> None:
         from agno.agent import _response as agent_response
@@ -177,12 +174,7 @@ class Patches:
                 self._replace(cls, "background_executor", property(_background_executor))
 
     def remove(self) -> None:
-        while self._undo:
-            owner, name, original = self._undo.pop()
-            try:
-                setattr(owner, name, original)
-            except Exception:  # a class that went away; nothing left to restore
-                logger.debug("spanbreaker could not restore %s.%s", owner, name, exc_info=True)
+        self._log.undo()
         self._models_checked.clear()
 
     # ------------------------------------------------------------------------------------ custom models

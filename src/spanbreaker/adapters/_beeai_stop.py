@@ -20,8 +20,9 @@ import functools
 from typing import Any
 
 from ..errors import Tripped
+from .base import PatchLog
 
-_MARK = "_spanbreaker_original"
+_patches = PatchLog()
 _GROUP: Any = getattr(builtins, "BaseExceptionGroup", ())
 """``BaseExceptionGroup`` (Python >= 3.11, which BeeAI requires); spanbreaker itself still imports on 3.10."""
 
@@ -45,9 +46,9 @@ def install() -> None:
     """Wrap ``Run._run_tasks`` (idempotent)."""
     from beeai_framework.context import Run
 
-    original = Run._run_tasks
-    if hasattr(original, _MARK):
+    if _patches:
         return
+    original = Run._run_tasks
 
     @functools.wraps(original)
     async def _run_tasks(self: Any) -> Any:
@@ -59,13 +60,8 @@ def install() -> None:
                 raise
             raise trip from None
 
-    setattr(_run_tasks, _MARK, original)
-    Run._run_tasks = _run_tasks  # type: ignore[method-assign]
+    _patches.patch(Run, "_run_tasks", _run_tasks)
 
 
 def uninstall() -> None:
-    from beeai_framework.context import Run
-
-    original = getattr(Run._run_tasks, _MARK, None)
-    if original is not None:
-        Run._run_tasks = original  # type: ignore[method-assign]
+    _patches.undo()

@@ -20,7 +20,6 @@ Everything framework-specific stays in this module; it imports smolagents only w
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import importlib.util
 import inspect
@@ -36,6 +35,7 @@ from .. import marking
 from ..errors import Tripped
 from ..processor import BreakerSpanProcessor
 from ._classes import subclasses
+from .base import PatchLog
 
 logger = logging.getLogger("spanbreaker")
 
@@ -68,10 +68,10 @@ class _State:
         self.instrumentor: Any = None
         self.tracer: Any = None
         self.owns_instrumentor = False
-        self.inner: list[tuple[Any, str, Any, bool]] = []
-        """(owner, attribute, original value, was in owner.__dict__) for patches made before the instrumentor's."""
-        self.outer: list[tuple[Any, str, Any, bool]] = []
-        """The same for patches made after the instrumentor's (undone first)."""
+        self.inner = PatchLog()
+        """Patches made before the instrumentor's."""
+        self.outer = PatchLog()
+        """Patches made after the instrumentor's (undone first)."""
         self.exported_models: frozenset[type] = frozenset()
         self.log_filter: _EndedSpanWarnings | None = None
 
@@ -118,14 +118,14 @@ def instrument(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
         _state.owns_instrumentor = not instrumentor.is_instrumented_by_opentelemetry
         if _state.owns_instrumentor:
             for cls in (CodeAgent, ToolCallingAgent):
-                _patch(_state.inner, cls, "_step_stream", _wrap(_StepGuard(), vars(cls)["_step_stream"]))
-            _patch(_state.inner, Tool, "__call__", _wrap(_ToolGuard(), vars(Tool)["__call__"]))
+                _state.inner.wrap(cls, "_step_stream", _StepGuard())
+            _state.inner.wrap(Tool, "__call__", _ToolGuard())
             instrumentor.instrument(tracer_provider=tracer_provider)
         _state.instrumentor = instrumentor
         # Outer wrappers go on after it: the copied context must hold the instrumentor's attach.
         outer = _state.outer
-        _patch(outer, MultiStepAgent, "_run_stream", _wrap(_RunStreamGuard(), vars(MultiStepAgent)["_run_stream"]))
-        _patch(outer, MultiStepAgent, "run", _wrap(_RunGuard(), vars(MultiStepAgent)["run"]))
+        outer.wrap(MultiStepAgent, "_run_stream", _RunStreamGuard())
+        outer.wrap(MultiStepAgent, "run", _RunGuard())
         _state.tracer = OITracer(trace.get_tracer(SCOPE, __version__, tracer_provider), config=TraceConfig())
         _state.exported_models = frozenset(
             v for v in vars(smolagents).values() if isinstance(v, type) and issubclass(v, Model))
@@ -137,7 +137,7 @@ def instrument(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
             super(Model, cls).__init_subclass__(**kwargs)
             _trace_model_class(cls)
 
-        _patch(outer, Model, "__init_subclass__", classmethod(__init_subclass__), original=original_hook)
+        outer.patch(Model, "__init_subclass__", classmethod(__init_subclass__), original=original_hook)
         _state.log_filter = _EndedSpanWarnings()
         logging.getLogger(_SDK_LOGGER).addFilter(_state.log_filter)
 
@@ -145,39 +145,16 @@ def instrument(tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
 def uninstrument() -> None:
     """Undo :func:`instrument`: the instrumentor, the run guards and the custom-model tracing."""
     with _state.lock:
-        _undo(_state.outer)
+        _state.outer.undo()
         if _state.instrumentor is not None:
             if _state.owns_instrumentor and _state.instrumentor.is_instrumented_by_opentelemetry:
                 _state.instrumentor.uninstrument()  # restores our inner wrappers: undone next
             _state.instrumentor = None
-        _undo(_state.inner)
+        _state.inner.undo()
         if _state.log_filter is not None:
             logging.getLogger(_SDK_LOGGER).removeFilter(_state.log_filter)
             _state.log_filter = None
         _state.tracer = None
-
-
-def _patch(log: list[tuple[Any, str, Any, bool]], owner: Any, attribute: str, value: Any,
-           original: Any = None) -> None:
-    present = attribute in vars(owner)
-    log.append((owner, attribute, vars(owner)[attribute] if present else original, present))
-    setattr(owner, attribute, value)
-
-
-def _undo(log: list[tuple[Any, str, Any, bool]]) -> None:
-    for owner, attribute, original, present in reversed(log):
-        if present or original is not None:
-            setattr(owner, attribute, original)
-        else:
-            with contextlib.suppress(AttributeError):
-                delattr(owner, attribute)
-    log.clear()
-
-
-def _wrap(wrapper: Callable[..., Any], function: Any) -> Any:
-    import wrapt
-
-    return wrapt.FunctionWrapper(function, wrapper)
 
 
 def _trace_model_class(cls: type) -> None:
@@ -195,13 +172,13 @@ def _trace_model_class(cls: type) -> None:
         function = cls.__dict__.get(attribute)
         if function is None or isinstance(function, wrapt.ObjectProxy):
             continue
-        _patch(_state.outer, cls, attribute, wrapt.FunctionWrapper(function, wrapper_type(tracer=_state.tracer)))
+        _state.outer.patch(cls, attribute, wrapt.FunctionWrapper(function, wrapper_type(tracer=_state.tracer)))
         traced = True
     # The instrumentor reads these when a reply carries no token_usage, and they are gone from smolagents 1.26:
     # without a default, tracing a custom model would turn its replies into AgentGenerationError.
     for attribute in ("last_input_token_count", "last_output_token_count"):
         if traced and not hasattr(cls, attribute):
-            _patch(_state.outer, cls, attribute, 0)
+            _state.outer.patch(cls, attribute, 0)
 
 
 # ------------------------------------------------------------------------------------------- run guards

@@ -2,7 +2,8 @@
 
 A run's structured-output failure is reported by its adapter (Agno's silent ``output_schema`` failures) as
 the span attribute ``spanbreaker.validation_failed = true`` on the agent span, or shows as an agent error of a
-validation class (``ValidationError``, ``OutputCheckError``). Counted per trace and per session, because
+validation class (``ValidationError``, ``OutputCheckError``; both read in :mod:`spanbreaker.conventions.frameworks`).
+Counted per trace and per session, because
 each run of a session is usually its own trace.
 """
 
@@ -11,10 +12,6 @@ from __future__ import annotations
 from ..signals import AgentRun
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
-
-VALIDATION_ERRORS = frozenset({"ValidationError", "OutputCheckError", "SchemaValidationError",
-                               "StructuredOutputError", "OutputValidationError"})
-VALIDATION_ATTRIBUTE = "spanbreaker.validation_failed"
 
 
 class ValidationFailures(Detector):

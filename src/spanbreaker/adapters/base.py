@@ -1,0 +1,76 @@
+"""The adapter contract, and the one way adapters patch a framework and put it back.
+
+An adapter (one module per framework, exposing ``ADAPTER``) puts the framework's instrumentor on the breaker's
+provider and makes a trip stop the framework's run. ``spanbreaker.instrument()`` drives every available one
+through :class:`Adapter`. Framework imports stay inside ``instrument`` so spanbreaker imports without them.
+
+Every change an adapter makes to a framework class or module goes through a :class:`PatchLog`, so
+``uninstrument`` puts back exactly what was there (the original value, or nothing where the attribute was
+inherited), in reverse order, even when the instrumentor patched the same attribute in between.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..processor import BreakerSpanProcessor
+
+logger = logging.getLogger("spanbreaker")
+
+
+class Adapter(Protocol):
+    name: str
+
+    def available(self) -> bool:
+        """The framework and its OpenInference instrumentor are importable (nothing is imported to tell)."""
+        ...
+
+    def instrument(self, tracer_provider: Any, processor: BreakerSpanProcessor) -> None:
+        """Instrument the framework on ``tracer_provider`` (whose processors include ``processor``);
+        idempotent."""
+        ...
+
+    def uninstrument(self) -> None:
+        """Undo :meth:`instrument` exactly; a no-op when not instrumented."""
+        ...
+
+
+class PatchLog:
+    """Attributes replaced on classes and modules, with what was there before, undone in reverse order."""
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[Any, str, Any, bool]] = []
+        """(owner, attribute, original value, whether the owner itself held it) per patch."""
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def patch(self, owner: Any, attribute: str, value: Any, *, original: Any = None) -> None:
+        """Set ``owner.attribute = value``. ``original`` is what to restore when the owner does not hold the
+        attribute itself (an inherited hook); without one the attribute is deleted again on undo."""
+        present = attribute in vars(owner)
+        self._entries.append((owner, attribute, vars(owner)[attribute] if present else original, present))
+        setattr(owner, attribute, value)
+
+    def wrap(self, owner: Any, attribute: str, wrapper: Callable[..., Any]) -> None:
+        """Wrap ``owner.attribute`` in a ``wrapt.FunctionWrapper`` calling ``wrapper(wrapped, instance, args,
+        kwargs)``."""
+        from wrapt import FunctionWrapper, resolve_path
+
+        _, _, original = resolve_path(owner, attribute)  # what wrapt.wrap_function_wrapper wraps: the raw descriptor
+        self.patch(owner, attribute, FunctionWrapper(original, wrapper))
+
+    def undo(self) -> None:
+        """Put back everything, newest first. A class or module that went away is skipped (logged at DEBUG)."""
+        while self._entries:
+            owner, attribute, original, present = self._entries.pop()
+            try:
+                if present or original is not None:
+                    setattr(owner, attribute, original)
+                else:
+                    delattr(owner, attribute)
+            except Exception:
+                logger.debug("spanbreaker could not restore %s.%s", owner, attribute, exc_info=True)
