@@ -47,6 +47,8 @@ class TripRecord:
     """Model calls that started in the trace after the trip (blocked ones included)."""
     tool_calls_after: int = 0
     blocked_calls: int = 0
+    remote: bool = field(default=False, compare=False, repr=False)
+    """Decided in another process and heard through shared state (not re-published; not in :meth:`as_dict`)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -423,8 +423,27 @@ class BreakerEngine:
 
     def _detect(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any, hooks: _Hooks,
                 now: float | None, start: bool) -> Verdict | None:
-        """Run a hook's detectors: those that always run, then the gated ones once a trace total reached them."""
-        verdict = self._run(trace, scope, entry, signal, hooks.always, now, start, None)
+        """Run a hook's detectors: those that always run, then the gated ones once a trace total reached them.
+
+        The common case (no detector reports) runs here without a further call; :meth:`_found` takes over from
+        the first detector that reports."""
+        for check in hooks.always:
+            finding = check(trace, scope, entry, signal)
+            if finding is not None:
+                return self._found(trace, scope, entry, signal, hooks, check, finding, now, start)
+        if hooks.gated and hooks.quiet.reached(trace.totals if trace.remote is None else trace.usage()):
+            return self._run(trace, scope, entry, signal, hooks.gated, now, start, None)
+        return None
+
+    def _found(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any, hooks: _Hooks,
+               check: Callable[..., Finding | None], finding: Finding, now: float | None,
+               start: bool) -> Verdict | None:
+        """:meth:`_detect` after ``check`` reported ``finding``: act on it, then run the hooks after ``check``."""
+        verdict = self._report(trace, entry, finding, now, start, None)
+        if verdict is not None and verdict.action is not _WARN:
+            return verdict
+        always = hooks.always
+        verdict = self._run(trace, scope, entry, signal, always[always.index(check) + 1:], now, start, verdict)
         if (verdict is None or verdict.action is _WARN) and hooks.gated and hooks.quiet.reached(
                 trace.totals if trace.remote is None else trace.usage()):
             verdict = self._run(trace, scope, entry, signal, hooks.gated, now, start, verdict)
@@ -433,23 +452,29 @@ class BreakerEngine:
     def _run(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any,
              hooks: list[Callable[..., Finding | None]], now: float | None, start: bool,
              found: Verdict | None) -> Verdict | None:
-        """The first trip among ``hooks`` (warnings reached before it attached), else the latest warning (``found``
-        carries the ones reached so far on this span), else None."""
+        """The first trip among ``hooks``, else the latest warning, else None (``found``: the warning reached so
+        far on this span)."""
         for check in hooks:
             finding = check(trace, scope, entry, signal)
             if finding is not None:
-                if finding.warning:
-                    warning = self._warn(trace, entry, finding, start)
-                    if warning is not None:
-                        if found is not None:
-                            warning.warnings = (*found.warnings, found)
-                        found = warning
-                    continue
-                verdict = self._trip_from(trace, entry, finding, now if now is not None else self._clock(), start)
-                if found is not None:
-                    verdict.warnings = (*found.warnings, found)
-                return verdict
+                found = self._report(trace, entry, finding, now, start, found)
+                if found is not None and found.action is not _WARN:
+                    return found
         return found
+
+    def _report(self, trace: TraceState, entry: OpenSpan, finding: Finding, now: float | None, start: bool,
+                found: Verdict | None) -> Verdict | None:
+        """The verdict on one finding: a trip (warnings reached before it attached), else the latest warning
+        (earlier ones attached), else ``found`` (a repeated warning says nothing new)."""
+        if finding.warning:
+            verdict = self._warn(trace, entry, finding, start)
+            if verdict is None:
+                return found
+        else:
+            verdict = self._trip_from(trace, entry, finding, now if now is not None else self._clock(), start)
+        if found is not None:
+            verdict.warnings = (*found.warnings, found)
+        return verdict
 
     def _admit(self, trace: TraceState, entry: OpenSpan, kind: Kind, now: float) -> tuple[Verdict | None, bool]:
         """The breaker's say on a call once the trace has a trip or shares state: (a verdict to act on, whether

@@ -43,6 +43,7 @@ from ..breaker import TripRecord
 from ..tracestate import Totals
 from .fleet import FleetRule, fleet_value
 from .propagation import inherited_chain, register
+from .quiet import quiet
 
 logger = logging.getLogger("spanbreaker.state")
 
@@ -204,8 +205,9 @@ class RedisSharedState:
             processor.stats.state_errors = 0
         processor.add_listener(_ForcedTripPublisher(self))
         register(processor)
-        self._flusher = threading.Thread(target=self._flush_loop, name="spanbreaker-state-flush", daemon=True)
-        self._subscriber = threading.Thread(target=self._subscribe_loop, name="spanbreaker-state-sub", daemon=True)
+        self._flusher = threading.Thread(target=quiet(self._flush_loop), name="spanbreaker-state-flush", daemon=True)
+        self._subscriber = threading.Thread(target=quiet(self._subscribe_loop), name="spanbreaker-state-sub",
+                                            daemon=True)
         self._flusher.start()
         self._subscriber.start()
 
@@ -220,7 +222,7 @@ class RedisSharedState:
             if record is None and self.fleet is not None and self.fleet.over:
                 record = self.fleet.trip_for(trace_id, self._fleet_of(trace_id))
                 if record is not None:
-                    record._spanbreaker_remote = True  # type: ignore[attr-defined]
+                    record.remote = True
             return record
 
     def _fleet_of(self, trace_id: int) -> str:
@@ -254,6 +256,7 @@ class RedisSharedState:
         """Agents of the remote caller, from the request's context (see :mod:`.propagation`)."""
         return inherited_chain()
 
+    @quiet
     def publish_trip(self, trace_id: int, record: TripRecord) -> None:
         """Publish at once (bounded by ``TRIP_TIMEOUT_S``, skipped while Redis is known to be down).
 
@@ -517,7 +520,7 @@ class RedisSharedState:
         if payload.get("origin") == self.origin or self._delivered.get(tid) == trip_id:
             return
         record = decode_record(payload)
-        record._spanbreaker_remote = True  # type: ignore[attr-defined]
+        record.remote = True
         self._delivered[tid] = trip_id
         self._trips[tid] = record
         self.stats.trips_received += 1
@@ -559,7 +562,7 @@ class _ForcedTripPublisher:
         self.shared = shared
 
     def on_trip(self, record: TripRecord) -> None:
-        if record.detector == "forced" and not getattr(record, "_spanbreaker_remote", False):
+        if record.detector == "forced" and not record.remote:
             self.shared.publish_trip(int(record.trace_id, 16), record)
 
     def on_state_change(self, trace_id: str, old: Any, new: Any) -> None:
