@@ -1,10 +1,10 @@
 """spanbreaker: stop runaway AI agents with per-trace circuit breakers fed by OpenTelemetry spans.
 
-Where things are: a span becomes a signal in :mod:`spanbreaker.signals`; signals become findings in
-:mod:`spanbreaker.detectors`; a finding trips the trace's breaker in :mod:`spanbreaker.processor`
-(:mod:`spanbreaker.breaker` holds the state machine); the trip reaches the framework through the exception
-variants adapters register (:mod:`spanbreaker.adapters`); what a trip writes on spans is in
-:mod:`spanbreaker.marking`.
+Where things are (docs/architecture.md): the SDK façade :mod:`spanbreaker.processor` feeds span data to
+:mod:`spanbreaker.engine`; :mod:`spanbreaker.conventions` turns it into signals (:mod:`spanbreaker.signals`);
+the detectors (:mod:`spanbreaker.detectors`) return findings; the engine trips the trace's breaker
+(:mod:`spanbreaker.breaker`) and returns a :mod:`spanbreaker.verdict`, which the façade applies: marks
+(:mod:`spanbreaker.marking`) and the exception variant adapters register (:mod:`spanbreaker.adapters`).
 """
 
 from __future__ import annotations

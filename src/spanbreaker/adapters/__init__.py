@@ -1,8 +1,9 @@
 """Framework adapters: instrumentors, stop paths and instrumentor work-arounds, one module per framework.
 
-Each module defines ``ADAPTER`` with ``name``, ``available() -> bool``, ``instrument(tracer_provider,
-processor)`` and ``uninstrument()``. Framework imports stay inside those functions so that spanbreaker imports
-without any framework installed.
+Each module defines ``ADAPTER``, an :class:`~spanbreaker.adapters.base.Adapter` (``name``, ``available()``,
+``instrument(tracer_provider, processor)``, ``uninstrument()``), and patches frameworks only through a
+:class:`~spanbreaker.adapters.base.PatchLog`. Framework imports stay inside those functions so that spanbreaker
+imports without any framework installed.
 """
 
 from __future__ import annotations

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import BreakerConfig
+from ..conventions.read import args_fingerprint, tool_name
 from ..fingerprint import digest
-from ..signals import Kind, args_fingerprint, as_str, classify, tool_name
+from ..signals import Kind, as_str, classify
 from .readers import RecordedSpan, RecordedTrace
 
 COUNT_KEYS = ("identical_calls", "consecutive_calls", "near_duplicate_calls", "calls_without_novelty")
@@ -69,7 +70,7 @@ def trip_calls(trace: RecordedTrace, evidence: Mapping[str, Any], trip_span_id: 
         name = tool_name(span.name, span.attributes)
         if tool is not None and name != tool:
             continue
-        args = args_fingerprint(span, volatile, cap)
+        args = args_fingerprint(name, span.attributes, volatile, cap)
         if wanted_args is not None and args != wanted_args:
             continue
         picked.append(CallRef(step_names.get(span.span_id), f"{span.span_id:016x}", name, args,
