@@ -466,7 +466,7 @@ class BreakerEngine:
                 found: Verdict | None) -> Verdict | None:
         """The verdict on one finding: a trip (warnings reached before it attached), else the latest warning
         (earlier ones attached), else ``found`` (a repeated warning says nothing new)."""
-        if finding.warning:
+        if finding.action is _WARN:
             verdict = self._warn(trace, entry, finding, start)
             if verdict is None:
                 return found

@@ -13,6 +13,3 @@ class Kind(IntEnum):
     LLM = 3
     TOOL = 4
 
-
-GATED_KINDS = frozenset({Kind.AGENT, Kind.LLM, Kind.TOOL})
-"""Span kinds that stand for a call the breaker can veto."""

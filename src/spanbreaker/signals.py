@@ -14,9 +14,9 @@ from typing import Any
 from .conventions import classify
 from .conventions.frameworks import ARGS_ENVELOPE
 from .fingerprint import SIMILARITY_CHARS, digest, similarity_text
-from .kinds import GATED_KINDS, Kind
+from .kinds import Kind
 
-__all__ = ["GATED_KINDS", "AgentRun", "Kind", "ModelCall", "StepEnd", "ToolCall", "as_float", "as_int", "as_str",
+__all__ = ["AgentRun", "Kind", "ModelCall", "StepEnd", "ToolCall", "as_float", "as_int", "as_str",
            "classify", "delegation_key"]
 """``Kind`` and ``classify`` are re-exported: replay and the benchmarks import them from here."""
 

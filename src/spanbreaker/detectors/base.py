@@ -1,6 +1,6 @@
 """The detector interface: small objects with optional hooks, one module per detector id.
 
-A hook returns ``None``, or a :class:`Finding` that is either a warning (graduated response) or a trip. Hooks
+A hook returns ``None``, or a :class:`Finding` whose action is a warning (graduated response) or a trip. Hooks
 run with the trace lock held, on the thread that started or ended the span: they must be O(1) in the run's
 length and must not block. Start hooks see what the inputs already show and can veto the call before it
 runs; end hooks account for results.
@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from ..config import BreakerConfig
 from ..signals import AgentRun, ModelCall, StepEnd, ToolCall
 from ..tracestate import AgentScope, OpenSpan, Totals, TraceState
+from ..verdict import Action
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,13 @@ class Finding:
     detector: str
     reason: str
     evidence: dict[str, Any] = field(default_factory=dict)
-    warning: bool = False
+    action: Action = Action.TRIP
+    """The response the detector asks for: ``TRIP`` (:meth:`Detector.trip`) or ``WARN`` (:meth:`Detector.warn`).
+    The engine turns it into a :class:`~spanbreaker.verdict.Verdict`."""
+
+    @property
+    def warning(self) -> bool:
+        return self.action is Action.WARN
 
 
 class Detector:
@@ -64,7 +71,7 @@ class Detector:
         return Finding(self.id, reason, evidence)
 
     def warn(self, reason: str, **evidence: Any) -> Finding:
-        return Finding(self.id, reason, evidence, warning=True)
+        return Finding(self.id, reason, evidence, Action.WARN)
 
     def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         return None

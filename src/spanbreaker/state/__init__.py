@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..breaker import TripRecord
 from ..errors import ConfigError
 from .propagation import ChainPropagator
 from .redis import RedisSharedState, encode_trip, make_client, trace_hex, trace_key, trips_channel
+
+if TYPE_CHECKING:
+    from ..processor import BreakerSpanProcessor
 
 __all__ = ["ChainPropagator", "RedisSharedState", "attach_shared_state", "open_trace", "reset_trace"]
 
@@ -22,13 +25,13 @@ KILL_SWITCH_TTL_S = 3600
 """How long a kill switch stays in the shared hash for processes that join the trace later."""
 
 
-def attach_shared_state(processor: Any) -> None:
+def attach_shared_state(processor: BreakerSpanProcessor) -> None:
     """Attach the shared-state client named by ``processor.config.state`` to the processor.
 
     Never touches the network here: a Redis that is down at start-up only means the local view until it is up.
     """
     url = processor.config.state
-    if not url.startswith(("redis://", "rediss://", "unix://")):
+    if not url or not url.startswith(("redis://", "rediss://", "unix://")):
         raise ConfigError(f"state={url!r}: expected a redis://, rediss:// or unix:// URL")
     try:
         import redis  # noqa: F401

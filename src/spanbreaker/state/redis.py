@@ -37,13 +37,16 @@ import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..breaker import TripRecord
 from ..tracestate import Totals
 from .fleet import FleetRule, fleet_value
 from .propagation import inherited_chain, register
 from .quiet import quiet
+
+if TYPE_CHECKING:
+    from ..processor import BreakerSpanProcessor
 
 logger = logging.getLogger("spanbreaker.state")
 
@@ -166,8 +169,8 @@ class SharedStats:
 class RedisSharedState:
     """The object ``processor.shared`` points to. Its hot-path methods only touch memory."""
 
-    def __init__(self, processor: Any, url: str, *, prefix: str | None = None, staleness_s: float | None = None,
-                 ttl_s: float | None = None, client: Any = None) -> None:
+    def __init__(self, processor: BreakerSpanProcessor, url: str, *, prefix: str | None = None,
+                 staleness_s: float | None = None, ttl_s: float | None = None, client: Any = None) -> None:
         config = processor.config
         self.processor = processor
         self.url = url
@@ -201,8 +204,6 @@ class RedisSharedState:
         self.fleet = FleetRule(config, self.prefix) if FleetRule.enabled(config) else None
         self._stop = threading.Event()
         self._wake = threading.Event()
-        if not hasattr(processor.stats, "state_errors"):
-            processor.stats.state_errors = 0
         processor.add_listener(_ForcedTripPublisher(self))
         register(processor)
         self._flusher = threading.Thread(target=quiet(self._flush_loop), name="spanbreaker-state-flush", daemon=True)
