@@ -16,8 +16,8 @@ from .conventions.frameworks import ARGS_ENVELOPE
 from .fingerprint import SIMILARITY_CHARS, digest, similarity_text
 from .kinds import Kind
 
-__all__ = ["AgentRun", "Kind", "ModelCall", "StepEnd", "ToolCall", "as_float", "as_int", "as_str",
-           "classify", "delegation_key"]
+__all__ = ["AgentRun", "Kind", "ModelCall", "StepEnd", "ToolCall", "as_count", "as_float", "as_int", "as_str",
+           "classify", "delegation_key", "pick", "text_key"]
 """``Kind`` and ``classify`` are re-exported: replay and the benchmarks import them from here."""
 
 
@@ -42,7 +42,7 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def _as_count(value: Any) -> int | None:
+def as_count(value: Any) -> int | None:
     """:func:`as_int`, with the common cases (absent, a plain non-negative int) decided inline."""
     if value is None:
         return None
@@ -66,7 +66,8 @@ def as_float(value: Any) -> float | None:
     return None
 
 
-def _pick(attributes: Mapping[str, Any], *keys: str) -> Any:
+def pick(attributes: Mapping[str, Any], *keys: str) -> Any:
+    """The first of ``keys`` present (not None) in ``attributes``."""
     for key in keys:
         value = attributes.get(key)
         if value is not None:
@@ -126,7 +127,7 @@ class ToolCall:
         return self._result_text
 
 
-def _text_key(text: str, cap: int) -> int:
+def text_key(text: str, cap: int) -> int:
     """A comparison key for ``text`` that reads at most ``cap`` characters of it (see :class:`ToolCall`)."""
     return hash(text) if len(text) <= cap else hash(digest(text, cap))
 

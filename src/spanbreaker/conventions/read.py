@@ -18,7 +18,7 @@ from typing import Any
 from opentelemetry.trace import Status, StatusCode
 
 from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample
-from ..signals import AgentRun, ModelCall, ToolCall, _as_count, _pick, _text_key, as_float, as_str
+from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
 from . import frameworks as fw
 from . import genai as ga
 from . import openinference as oi
@@ -64,7 +64,7 @@ def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozense
     tool = value[:128] if type(value) is str and value else tool_name(name, attributes)  # common case inline
     raw = attributes.get(oi.INPUT)
     if raw is None:
-        raw = _pick(attributes, ga.TOOL_ARGUMENTS, oi.TOOL_PARAMETERS)
+        raw = pick(attributes, ga.TOOL_ARGUMENTS, oi.TOOL_PARAMETERS)
     text = raw if type(raw) is str else (as_str(raw) or "")
     if text and text[0] in "{[" and _names_volatile_key(text, volatile):
         text = canonical_args(text, volatile, cap)
@@ -112,7 +112,7 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     text = output if output is not None else ""
     if error is not None and not text:
         text = f"error:{error}"
-    call.result_key = _text_key(text, cap)
+    call.result_key = text_key(text, cap)
     call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
     call.empty = error is None and (output is None or (len(output) <= 64 and is_empty_result(output)))
 
@@ -121,7 +121,7 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
 def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall:
     value = attributes.get(oi.MODEL)
     if value is None:
-        value = _pick(attributes, ga.REQUEST_MODEL, ga.RESPONSE_MODEL)
+        value = pick(attributes, ga.REQUEST_MODEL, ga.RESPONSE_MODEL)
     model = value if type(value) is str else as_str(value)
     raw = attributes.get(oi.INPUT)
     if type(raw) is not str:
@@ -134,28 +134,28 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall
 
 def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
     # Each figure reads its OpenInference key first and falls back to the GenAI ones only when it is absent:
-    # the same answer as _pick over all the keys, with one dict lookup (no call) on the common path. Counts
+    # the same answer as pick over all the keys, with one dict lookup (no call) on the common path. Counts
     # that are plain non-negative ints (the common case) are taken without a call to as_int.
     get = attributes.get
     value = get(oi.MODEL)
     if value is None:
-        value = _pick(attributes, ga.RESPONSE_MODEL, ga.REQUEST_MODEL)
+        value = pick(attributes, ga.RESPONSE_MODEL, ga.REQUEST_MODEL)
     if value is not None:
         call.model = (value if type(value) is str else as_str(value)) or call.model
     value = get(oi.PROVIDER)
     if value is None:
-        value = _pick(attributes, ga.PROVIDER, ga.SYSTEM, oi.SYSTEM)
+        value = pick(attributes, ga.PROVIDER, ga.SYSTEM, oi.SYSTEM)
     call.provider = value if type(value) is str or value is None else as_str(value)
     value = get(oi.PROMPT_TOKENS)
     if value is None:
-        value = _pick(attributes, ga.INPUT_TOKENS, ga.PROMPT_TOKENS)
-    prompt = call.prompt_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+        value = pick(attributes, ga.INPUT_TOKENS, ga.PROMPT_TOKENS)
+    prompt = call.prompt_tokens = value if type(value) is int and value >= 0 else as_count(value)
     value = get(oi.COMPLETION_TOKENS)
     if value is None:
-        value = _pick(attributes, ga.OUTPUT_TOKENS, ga.COMPLETION_TOKENS)
-    completion = call.completion_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+        value = pick(attributes, ga.OUTPUT_TOKENS, ga.COMPLETION_TOKENS)
+    completion = call.completion_tokens = value if type(value) is int and value >= 0 else as_count(value)
     value = get(oi.TOTAL_TOKENS)
-    total = call.total_tokens = value if type(value) is int and value >= 0 else _as_count(value)
+    total = call.total_tokens = value if type(value) is int and value >= 0 else as_count(value)
     call.tokens = total if total is not None else (prompt or 0) + (completion or 0)
     value = get(oi.COST_TOTAL)
     if value is not None:
@@ -167,7 +167,7 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
 
 # ------------------------------------------------------------------------------------------------ agents
 def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
-    value = as_str(_pick(attributes, oi.AGENT_NAME, ga.AGENT_NAME, oi.GRAPH_NODE))
+    value = as_str(pick(attributes, oi.AGENT_NAME, ga.AGENT_NAME, oi.GRAPH_NODE))
     if value:
         return value[:128]
     if isinstance(name, str):
@@ -181,15 +181,15 @@ def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
 def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
     agent = agent_name(name, attributes)
     task = as_str(attributes.get(oi.INPUT)) or ""
-    return AgentRun(name=agent, task_key=_text_key(task, cap),
-                    session=as_str(_pick(attributes, oi.SESSION, ga.CONVERSATION)))
+    return AgentRun(name=agent, task_key=text_key(task, cap),
+                    session=as_str(pick(attributes, oi.SESSION, ga.CONVERSATION)))
 
 
 def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
                       cap: int, format_types: frozenset[str]) -> None:
     output = as_str(attributes.get(oi.OUTPUT))
     run.output_text = output[:cap] if output is not None else None
-    run.output_key = _text_key(output or "", cap)
+    run.output_key = text_key(output or "", cap)
     run.error = root_error(events, status, format_types)
     run.validation_failed = (attributes.get(fw.VALIDATION_FAILED) is True
                              or run.error in fw.VALIDATION_ERRORS)
