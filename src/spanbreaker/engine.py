@@ -181,6 +181,10 @@ class BreakerEngine:
         with self._table_lock:
             return list(self.traces.keys())[-limit:]
 
+    def live_count(self) -> int:
+        """How many traces are live."""
+        return len(self.traces)
+
     def trip_record(self, trace_id: int | str) -> TripRecord | None:
         """The trip of a trace, live or recently ended (bounded LRU), or None."""
         tid = to_trace_int(trace_id)

@@ -431,11 +431,11 @@ class RedisSharedState:
 
         Runs every cycle, whether Redis answers or not. A book whose trace ended is deleted, or, if some of its
         usage is still unsent, moved to ``_ended`` without the trace's state (only its figures wait)."""
-        traces = self.processor._traces
+        live = self.processor.engine.trace
         dropped = 0
         with self._lock:
             for tid, book in list(self._books.items()):
-                if book.owner is not None and traces.get(tid) is book.owner:
+                if book.owner is not None and live(tid) is book.owner:
                     continue
                 del self._books[tid]
                 if any(book.pending):
@@ -447,10 +447,10 @@ class RedisSharedState:
             if len(self._ops) > MAX_BACKLOG:
                 dropped += len(self._ops) - MAX_BACKLOG
                 del self._ops[:len(self._ops) - MAX_BACKLOG]
-            for tid in [t for t in self._delivered if t not in traces and t not in self._trips]:
+            for tid in [t for t in self._delivered if live(t) is None and t not in self._trips]:
                 del self._delivered[tid]
-        if len(self._touched) > len(traces):  # touched while down by traces that have ended since
-            self._touched = {tid for tid in list(self._touched) if tid in traces}
+        if len(self._touched) > self.processor.engine.live_count():  # touched while down by traces ended since
+            self._touched = {tid for tid in list(self._touched) if live(tid) is not None}
         if dropped:
             self._dropped(dropped)
 
