@@ -14,7 +14,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from spanbreaker.replay import Problem, replay
+import pytest
+
+from spanbreaker.replay import Problem, readers, replay
 
 from . import traces as t
 
@@ -123,3 +125,27 @@ def test_a_damaged_start_of_a_line_file_does_not_make_it_one_document(tmp_path: 
     assert ids == [t._id("one", 16), t._id("two", 16)]
     assert [(p.line, p.message.split(" (")[0].split(";")[0]) for p in problems] == [
         (1, "not JSON"), (2, "not JSON"), (3, "not an OTLP/JSON ExportTraceServiceRequest")]
+
+
+def test_traces_without_a_local_root_are_handed_on_before_the_end_of_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A service's export whose local roots have remote parents: no trace ever gets its root, and the reader
+    used to hold every span of the file until its end."""
+    monkeypatch.setattr(readers, "MAX_HELD_SPANS", 100)
+    requests = []
+    for i in range(6):
+        spans = t.looping(f"remote{i}", steps=12)  # 37 spans each
+        spans[0]["parentSpanId"] = t._id(f"caller{i}", 8)  # the root's parent is in another service
+        requests.append(t.request(spans))
+    path = t.write_lines(tmp_path / "remote.jsonl", requests)
+    problems: list[Problem] = []
+    read_at: list[int] = []
+    position = [0]
+    traces = []
+    for trace in readers.read_file(path, problems.append, lambda at: position.__setitem__(0, at)):
+        read_at.append(position[0])
+        traces.append(trace)
+    assert [tr.trace_id_hex for tr in traces] == [t._id(f"remote{i}", 16) for i in range(6)]
+    assert all(len(tr.spans) == 37 for tr in traces)
+    assert read_at[0] < path.stat().st_size  # handed on while the file was still being read
+    assert len(problems) == 1 and problems[0].line == 3 and "more than 100 spans held" in problems[0].message

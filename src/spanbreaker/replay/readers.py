@@ -36,6 +36,8 @@ as text, a line of 4-byte characters is 4x its character count); decoded, one re
 MAX_ATTRIBUTE_CHARS = 1024 * 1024
 """Longest attribute value kept; longer ones are cut (the processor reads only head and tail anyway)."""
 MAX_SPANS_PER_TRACE = 200_000
+MAX_HELD_SPANS = 1_000_000
+"""Spans held at once in traces waiting for their root span; past it the traces held longest are handed on."""
 UINT64_MAX = 2**64 - 1
 """OTLP times are fixed64 nanoseconds: a larger time is a defect (and would overflow the replay clock's float)."""
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -572,20 +574,32 @@ def _read_error(exc: Exception) -> str:
 
 
 class _Grouper:
-    """Collects spans per trace and hands a trace on once its root is in and its line is done."""
+    """Collects spans per trace and hands a trace on once its root is in and its line is done.
+
+    A trace whose root never comes (a service whose local roots have remote parents, a cut recording) would be
+    held to the end of the file; past :data:`MAX_HELD_SPANS` held spans the traces held longest are handed on as
+    read so far, so memory does not grow with the file.
+    """
 
     def __init__(self, path: str, note: ProblemSink) -> None:
         self.path = path
         self.note = note
         self.traces: dict[int, RecordedTrace] = {}
+        """Held traces, in the order their first span was read."""
         self.rooted: set[int] = set()
         self.full: set[int] = set()
+        self.order: dict[int, int] = {}
+        """Per held trace, when it was first read (hands on rooted traces in file order without a scan)."""
+        self.counter = itertools.count()
+        self.held = 0
+        self.overflowed = False
 
     def add(self, resource: dict[str, Any], span: RecordedSpan, line: int) -> None:
         trace = self.traces.get(span.trace_id)
         if trace is None:
             trace = RecordedTrace(span.trace_id, dict(resource), [], f"{self.path}:{line}")
             self.traces[span.trace_id] = trace
+            self.order[span.trace_id] = next(self.counter)
         if len(trace.spans) >= MAX_SPANS_PER_TRACE:
             if span.trace_id not in self.full:
                 self.full.add(span.trace_id)
@@ -593,17 +607,35 @@ class _Grouper:
                                                    f"{MAX_SPANS_PER_TRACE:,} spans; the rest are skipped"))
             return
         trace.spans.append(span)
+        self.held += 1
         if span.parent_id is None:
             self.rooted.add(span.trace_id)
 
-    def complete(self) -> Iterator[RecordedTrace]:
-        for trace_id in [t for t in self.traces if t in self.rooted]:
-            self.rooted.discard(trace_id)
-            yield self.traces.pop(trace_id)
+    def complete(self, line: int) -> Iterator[RecordedTrace]:
+        """The traces whose root is in; then, while too many spans are held, the traces held longest."""
+        for trace_id in sorted(self.rooted, key=self.order.__getitem__):
+            yield self._pop(trace_id)
+        while self.held > MAX_HELD_SPANS and self.traces:
+            if not self.overflowed:
+                self.overflowed = True
+                self.note(Problem(self.path, line, f"more than {MAX_HELD_SPANS:,} spans held in traces whose root "
+                                                   "span was not read yet; the traces held longest are replayed "
+                                                   "as read so far (later spans of one replay as another trace)"))
+            yield self._pop(next(iter(self.traces)))
+
+    def _pop(self, trace_id: int) -> RecordedTrace:
+        self.rooted.discard(trace_id)
+        self.full.discard(trace_id)
+        del self.order[trace_id]
+        trace = self.traces.pop(trace_id)
+        self.held -= len(trace.spans)
+        return trace
 
     def rest(self) -> Iterator[RecordedTrace]:
         yield from self.traces.values()
         self.traces.clear()
+        self.order.clear()
+        self.held = 0
 
 
 def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | None = None
@@ -646,7 +678,7 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
                     note(Problem(name, line_no, f"line longer than {limit:,} bytes; skipped"))
                 elif not data.isspace():
                     _add_line(grouper, data, name, line_no, note)
-                    yield from grouper.complete()
+                    yield from grouper.complete(line_no)
                 if progress is not None:
                     progress(raw.tell())
     except (EOFError, OSError, zlib.error) as exc:
