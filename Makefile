@@ -72,6 +72,7 @@ bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/detection_swebench.py
 	$(PY) benchmarks/memory.py
 	$(PY) benchmarks/replay_throughput.py
+	$(PY) benchmarks/replay_sweep.py
 	$(PY) benchmarks/smolagents_scenarios.py
 	$(PY) benchmarks/agno_scenarios.py
 	$(PY) benchmarks/beeai_scenarios.py
