@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-browser test-phoenix bench corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-browser test-phoenix bench corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,9 +40,14 @@ lint: $(VENV)/.dev-installed
 	$(VENV)/bin/mypy
 
 unit: $(VENV)/.dev-installed redis-server
-	$(PY) -m pytest -q -m "not phoenix and not browser"
+	$(PY) -m pytest -q -m "not phoenix and not browser and not fresh_venv"
 
 test: lint unit
+
+# The README's no-code path in fresh virtualenvs: pip install 'spanbreaker[<framework>]' from the index, then
+# opentelemetry-instrument, with and without opentelemetry-distro (minutes: three venvs from the index). CI runs it.
+test-fresh: $(VENV)/.dev-installed
+	$(PY) -m pytest -q -m fresh_venv
 
 test-browser: $(VENV)/.dev-installed chromium
 	$(PY) -m pytest -q -m "browser and not phoenix"

@@ -16,6 +16,7 @@ defaults stay quiet on that healthy work and still stop the loops in the seed ar
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import json
 import os
 import sys
@@ -35,6 +36,7 @@ ENV_PREFIX = "SPANBREAKER_"
 CONFIG_FILE_ENV = "SPANBREAKER_CONFIG"
 
 Mode = Literal["enforce", "observe"]
+MODES = ("enforce", "observe")
 
 
 def _int(lo: int, hi: int | None = None, doc: str = "") -> Any:
@@ -58,7 +60,9 @@ class ToolPolicy:
         for name in ("repeat_max", "streak_max"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ConfigError(f"tools.*.{name}={value!r}: expected an integer >= 1")
+                raise ConfigError(f"{name}={value!r}: expected an integer >= 1")
+        if not isinstance(self.allow_repeat, bool):
+            raise ConfigError(f"allow_repeat={self.allow_repeat!r}: expected true or false")
 
 
 @dataclass(frozen=True)
@@ -149,8 +153,7 @@ class BreakerConfig:
     """The resource attribute whose value names the fleet a process belongs to."""
 
     def __post_init__(self) -> None:
-        if self.mode not in ("enforce", "observe"):
-            raise ConfigError(f"mode={self.mode!r}: expected 'enforce' or 'observe'")
+        _check_mode("mode", self.mode)
         for f in dataclasses.fields(self):
             spec = f.metadata
             if not spec:
@@ -160,24 +163,16 @@ class BreakerConfig:
         object.__setattr__(self, "disabled_detectors", frozenset(self.disabled_detectors))
         object.__setattr__(self, "format_error_types", frozenset(self.format_error_types))
         object.__setattr__(self, "volatile_arg_keys", frozenset(self.volatile_arg_keys))
-        unknown = self.disabled_detectors - detector_ids() if self.disabled_detectors else frozenset()
-        if unknown:
-            raise ConfigError(
-                f"disabled_detectors: unknown detector id(s) {sorted(unknown)}; known: {sorted(detector_ids())}"
-            )
+        _check_detectors("disabled_detectors", self.disabled_detectors)
         tools: dict[str, ToolPolicy] = {}
         for name, policy in dict(self.tools).items():
             if isinstance(policy, Mapping):
-                try:
-                    policy = ToolPolicy(**policy)
-                except TypeError as exc:
-                    raise ConfigError(f"tools.{name}: {exc}") from None
+                policy = _tool_policy(f"tools.{name}", policy)
             if not isinstance(policy, ToolPolicy):
                 raise ConfigError(f"tools.{name}={policy!r}: expected a table of ToolPolicy fields")
             tools[str(name)] = policy
         object.__setattr__(self, "tools", tools)
-        if self.state is not None and not str(self.state).startswith(("redis://", "rediss://", "unix://")):
-            raise ConfigError(f"state={self.state!r}: expected a redis://, rediss:// or unix:// URL")
+        _check_state("state", self.state)
 
     # ------------------------------------------------------------------------------------------------
     def replace(self, **changes: Any) -> BreakerConfig:
@@ -198,6 +193,7 @@ class BreakerConfig:
         ``SPANBREAKER_STATE_URL`` is accepted for ``state``; ``SPANBREAKER_TOOLS`` takes JSON.
         """
         env = os.environ if environ is None else environ
+        _reject_misspelt_variables(env)
         changes: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             names = [ENV_PREFIX + f.name.upper()]
@@ -234,7 +230,8 @@ class BreakerConfig:
         fields = {f.name: f for f in dataclasses.fields(cls)}
         for key, value in data.items():
             if key not in fields:
-                raise ConfigError(f"config file {str(p)!r}: unknown key {key!r}; known keys: {sorted(fields)}")
+                raise ConfigError(f"config file {str(p)!r}: unknown key {key!r}"
+                                  f"{_known(key, fields, 'known keys', always_list=False)}")
             changes[key] = _coerce(f"{p.name}: {key}", fields[key], value)
         return _build(base or cls(), changes, source=f"config file {str(p)!r}")
 
@@ -267,6 +264,69 @@ def __getattr__(name: str) -> frozenset[str]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _DEFAULT_POLICY = ToolPolicy()
+_TOOL_POLICY_KEYS = ("allow_repeat", "repeat_max", "streak_max")
+OTHER_VARIABLES = frozenset({CONFIG_FILE_ENV, ENV_PREFIX + "STATE_URL", ENV_PREFIX + "STRICT"})
+"""``SPANBREAKER_*`` variables that are not fields: the config file, the state URL alias, the launcher's strict
+switch (:mod:`spanbreaker.autoinstrument`)."""
+
+
+def _did_you_mean(word: Any, choices: Iterable[str]) -> str:
+    """"; did you mean 'x'?" when ``word`` is a near miss of one of ``choices`` (difflib's ratio), else ""."""
+    close = difflib.get_close_matches(word, sorted(choices), n=1) if isinstance(word, str) else []
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _known(word: str, choices: Iterable[str], noun: str, *, always_list: bool = True) -> str:
+    """A message's tail: the near miss, then the accepted values (``always_list``, or when nothing is near: a
+    long list is only worth reading when there is no better hint)."""
+    hint = _did_you_mean(word, choices)
+    if always_list or not hint:
+        listing = f"{noun}: {', '.join(sorted(choices))}"
+        hint += f" ({listing})" if hint else f"; {listing}"
+    return hint
+
+
+def _reject_misspelt_variables(env: Mapping[str, str]) -> None:
+    """A ``SPANBREAKER_*`` variable close to a setting's name is a typo, not someone else's variable.
+
+    Left alone it would be ignored and the run guarded by a default the user meant to change. Variables that
+    resemble no setting (another tool's ``SPANBREAKER_SOMETHING``) are not ours to judge.
+    """
+    names = {ENV_PREFIX + f.name.upper() for f in dataclasses.fields(BreakerConfig)} | OTHER_VARIABLES
+    for var in env:
+        if not var.startswith(ENV_PREFIX) or var in names:
+            continue
+        close = difflib.get_close_matches(var, sorted(names), n=1, cutoff=0.85)
+        if close:
+            raise ConfigError(f"{var} is not a spanbreaker setting; did you mean {close[0]}?")
+
+
+def _check_mode(label: str, value: Any) -> None:
+    if value not in MODES:
+        raise ConfigError(f"{label}={value!r}: expected 'enforce' or 'observe'{_did_you_mean(value, MODES)}")
+
+
+def _check_detectors(label: str, ids: Iterable[str]) -> None:
+    if not ids:
+        return
+    known = detector_ids()
+    for detector in sorted(set(ids) - known):
+        raise ConfigError(f"{label}: unknown detector id {detector!r}{_known(detector, known, 'known ids')}")
+
+
+def _check_state(label: str, value: Any) -> None:
+    if value is not None and not str(value).startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(f"{label}={value!r}: expected a redis://, rediss:// or unix:// URL")
+
+
+def _tool_policy(label: str, policy: Mapping[str, Any]) -> ToolPolicy:
+    for key in policy:
+        if key not in _TOOL_POLICY_KEYS:
+            raise ConfigError(f"{label}: unknown key {key!r}{_known(key, _TOOL_POLICY_KEYS, 'valid keys')}")
+    try:
+        return ToolPolicy(**policy)
+    except ConfigError as exc:
+        raise ConfigError(f"{label}.{exc}") from None
 
 
 def _check_range(name: str, value: Any, spec: Mapping[str, Any], label: str) -> None:
@@ -284,9 +344,8 @@ def _check_range(name: str, value: Any, spec: Mapping[str, Any], label: str) -> 
 
 def _reject_unknown(changes: Mapping[str, Any], source: str) -> None:
     known = {f.name for f in dataclasses.fields(BreakerConfig)}
-    unknown = set(changes) - known
-    if unknown:
-        raise ConfigError(f"unknown {source} option(s) {sorted(unknown)}; known: {sorted(known)}")
+    for name in sorted(set(changes) - known):
+        raise ConfigError(f"unknown {source} option {name!r}{_known(name, known, 'known', always_list=False)}")
 
 
 def _build(base: BreakerConfig, changes: dict[str, Any], source: str) -> BreakerConfig:
@@ -313,8 +372,7 @@ def _parse_env(var: str, f: dataclasses.Field[Any], raw: str) -> Any:
         _check_range(f.name, value, spec, var)
         return value
     if f.name == "mode":
-        if text not in ("enforce", "observe"):
-            raise ConfigError(f"{var}={raw!r}: expected 'enforce' or 'observe'")
+        _check_mode(var, text)
         return text
     if f.name == "tools":
         try:
@@ -323,7 +381,9 @@ def _parse_env(var: str, f: dataclasses.Field[Any], raw: str) -> Any:
             raise ConfigError(f"{var}: expected JSON like {{\"poll\": {{\"allow_repeat\": true}}}}: {exc}") from None
         return _coerce(var, f, data)
     if f.name in ("allowlist", "disabled_detectors", "format_error_types", "volatile_arg_keys"):
-        return _split(text)
+        return _coerce(f"{var}={raw!r}", f, _split(text))
+    if f.name == "state":
+        _check_state(var, text)
     return text
 
 
@@ -334,27 +394,26 @@ def _coerce(label: str, f: dataclasses.Field[Any], value: Any) -> Any:
         return value
     if f.name in ("allowlist", "disabled_detectors", "format_error_types", "volatile_arg_keys"):
         if isinstance(value, str):
-            return _split(value)
-        if isinstance(value, Iterable) and all(isinstance(v, str) for v in value):
-            return frozenset(value)
-        raise ConfigError(f"{label}={value!r}: expected a list of strings")
+            value = _split(value)
+        if not (isinstance(value, Iterable) and all(isinstance(v, str) for v in value)):
+            raise ConfigError(f"{label}={value!r}: expected a list of strings")
+        if f.name == "disabled_detectors":
+            _check_detectors(label, value)
+        return frozenset(value)
     if f.name == "tools":
         if not isinstance(value, Mapping):
             raise ConfigError(f"{label}={value!r}: expected a table of tool name -> policy")
         policies = {}
         for tool, policy in value.items():
             if not isinstance(policy, Mapping):
-                raise ConfigError(f"{label}.{tool}={policy!r}: expected a table")
-            unknown = set(policy) - {"repeat_max", "streak_max", "allow_repeat"}
-            if unknown:
-                raise ConfigError(f"{label}.{tool}: unknown key(s) {sorted(unknown)}")
-            try:
-                policies[tool] = ToolPolicy(**policy)
-            except ConfigError as exc:
-                raise ConfigError(f"{label}.{tool}: {exc}") from None
+                raise ConfigError(f"{label}.{tool}={policy!r}: expected a table "
+                                  f"(valid keys: {', '.join(_TOOL_POLICY_KEYS)})")
+            policies[tool] = _tool_policy(f"{label}.{tool}", policy)
         return policies
-    if f.name == "mode" and value not in ("enforce", "observe"):
-        raise ConfigError(f"{label}={value!r}: expected 'enforce' or 'observe'")
+    if f.name == "mode":
+        _check_mode(label, value)
+    if f.name == "state":
+        _check_state(label, value)
     if f.name in ("state", "state_prefix", "fleet_attribute", "mode") and value is not None and not isinstance(
             value, str):
         raise ConfigError(f"{label}={value!r}: expected a string")

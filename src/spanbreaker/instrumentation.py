@@ -18,6 +18,7 @@ from typing import Any
 
 from opentelemetry import trace
 
+from . import coverage
 from .adapters import ADAPTER_MODULES
 from .config import BreakerConfig
 from .processor import BreakerSpanProcessor
@@ -34,13 +35,18 @@ def _is_sdk_provider(provider: Any) -> bool:
     return hasattr(provider, "add_span_processor")
 
 
-def attach(tracer_provider: Any, config: BreakerConfig | None = None) -> BreakerSpanProcessor:
-    """Add one BreakerSpanProcessor to ``tracer_provider`` (once); return the one attached."""
+def attach(tracer_provider: Any, config: BreakerConfig | None = None,
+           processor: BreakerSpanProcessor | None = None) -> BreakerSpanProcessor:
+    """Add one BreakerSpanProcessor to ``tracer_provider`` (once); return the one attached.
+
+    ``processor``: the one to add (the launcher hook builds it before any provider exists), else a new one.
+    """
     with _lock:
         existing = _attached.get(tracer_provider)
         if existing is not None:
             return existing
-        processor = BreakerSpanProcessor(config)
+        if processor is None:
+            processor = BreakerSpanProcessor(config)
         _add_processor(tracer_provider, processor)
         _attached[tracer_provider] = processor
         return processor
@@ -96,7 +102,21 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
             provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
             trace.set_tracer_provider(provider)
             provider = trace.get_tracer_provider()
-        processor = attach(provider, config)
+        return guard(provider, config, frameworks)
+
+
+def guard(provider: Any, config: BreakerConfig | None, frameworks: Iterable[str] | None,
+          processor: BreakerSpanProcessor | None = None) -> BreakerSpanProcessor:
+    """Attach the breaker (``processor`` when given) to ``provider`` and instrument the frameworks (once each).
+
+    ``provider`` may also be the global proxy provider: the adapters' tracers then follow whichever provider
+    becomes global, like every instrumentor's (what the launcher hook does before the SDK is set up).
+    """
+    with _lock:
+        if _is_sdk_provider(provider):
+            processor = attach(provider, config, processor)
+        elif processor is None:
+            processor = BreakerSpanProcessor(config)
         _instrument_frameworks(provider, processor, None if frameworks is None else frozenset(frameworks))
         return processor
 
@@ -116,6 +136,7 @@ def _instrument_frameworks(provider: Any, processor: BreakerSpanProcessor, only:
                 continue
             adapter.instrument(provider, processor)
             _instrumented[module_name] = adapter
+            coverage.instrumented.add(adapter.name)
         except Exception:  # a framework's instrumentation failing must not take the application down
             logger.warning("spanbreaker could not instrument %s", module_name, exc_info=True)
 
@@ -129,12 +150,16 @@ def uninstrument() -> None:
             except Exception:
                 logger.warning("spanbreaker could not uninstrument %s", module_name, exc_info=True)
             _instrumented.pop(module_name, None)
+            coverage.instrumented.discard(module_name.rsplit(".", 1)[-1])
 
 
-def _defer_until_provider_is_set(config: BreakerConfig | None, frameworks: Iterable[str] | None = None) -> None:
-    """Wrap ``trace.set_tracer_provider`` so the breaker attaches to whatever provider the app sets."""
+def _defer_until_provider_is_set(config: BreakerConfig | None, frameworks: Iterable[str] | None = None,
+                                 processor: BreakerSpanProcessor | None = None) -> None:
+    """Wrap ``trace.set_tracer_provider`` so the breaker (``processor`` when given) attaches to whatever provider
+    the app sets."""
     _pending["config"] = config
     _pending["frameworks"] = None if frameworks is None else frozenset(frameworks)
+    _pending["processor"] = processor
     original = trace.set_tracer_provider
     if getattr(original, "_spanbreaker", False):
         return
@@ -145,7 +170,7 @@ def _defer_until_provider_is_set(config: BreakerConfig | None, frameworks: Itera
         try:
             provider = trace.get_tracer_provider()
             if _is_sdk_provider(provider):
-                instrument(provider, _pending.get("config"), frameworks=_pending.get("frameworks"))
+                guard(provider, _pending.get("config"), _pending.get("frameworks"), _pending.get("processor"))
         except Exception:
             logger.warning("spanbreaker could not attach to the new tracer provider", exc_info=True)
 

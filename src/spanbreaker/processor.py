@@ -35,6 +35,7 @@ from opentelemetry.trace import SpanContext, Status, StatusCode
 from . import marking
 from .breaker import BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig
+from .coverage import check_spans
 from .engine import BreakerEngine, Stats
 from .errors import Tripped, trip_exception_for
 from .verdict import Action, Verdict
@@ -222,6 +223,7 @@ class BreakerSpanProcessor(SpanProcessor):
         """The one place a verdict reaches the SDK: warnings, marks, listeners, then the block and the raise.
         Runs without any lock held."""
         engine = self.engine
+        check_spans(verdict.marks)  # warns once if a framework's spans arrive without its adapter (coverage.py)
         for warning in (*verdict.warnings, verdict) if verdict.warnings else (verdict,):
             if warning.action is _WARN:
                 for span in warning.marks:

@@ -34,7 +34,8 @@ def test_from_env_reads_every_kind_of_field() -> None:
     ("SPANBREAKER_FIXATION_SIMILARITY", "150", "between 50.0 and 100.0"),
     ("SPANBREAKER_MODE", "panic", "SPANBREAKER_MODE='panic': expected 'enforce' or 'observe'"),
     ("SPANBREAKER_TOOLS", "{not json", "SPANBREAKER_TOOLS: expected JSON"),
-    ("SPANBREAKER_DISABLED_DETECTORS", "tool_repeat,nope", "unknown detector id(s) ['nope']"),
+    ("SPANBREAKER_DISABLED_DETECTORS", "tool_repeat,nope",
+     "SPANBREAKER_DISABLED_DETECTORS='tool_repeat,nope': unknown detector id 'nope'; known ids: "),
     ("SPANBREAKER_STATE_URL", "http://x", "expected a redis://"),
 ])
 def test_bad_environment_values_name_the_variable_and_the_range(variable: str, value: str, message: str) -> None:

@@ -11,7 +11,6 @@ exactly as it would an installed distro, without installing one into the shared 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -19,11 +18,11 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from ..otlp_receiver import ReceivedSpan, SpanStore, start_grpc, start_http
+from ..otlp_receiver import SpanStore, start_grpc, start_http
+from .runs import Run, Runs
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "examples" / "launcher_app.py"
@@ -64,7 +63,12 @@ def scenarios(tmp: Path, http: str, grpc: str) -> dict[str, Scenario]:
         "healthy": Scenario({"OTEL_TRACES_EXPORTER": "none", "LAUNCHER_APP_HEALTHY": "1"}),
         "own-provider": Scenario({"LAUNCHER_APP_OWN_PROVIDER": "1", "OTEL_SERVICE_NAME": "sc-own-provider",
                                   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": http + "/v1/traces"}, configurator=False),
-        "no-configurator-no-provider": Scenario({}, configurator=False),
+        "no-configurator-console": Scenario({"OTEL_TRACES_EXPORTER": "console"}, configurator=False),
+        "no-configurator-otlp": Scenario({**otlp_http, "OTEL_SERVICE_NAME": "sc-no-configurator-otlp"},
+                                         configurator=False),
+        "no-configurator-unset": Scenario({}, configurator=False),
+        "no-configurator-missing-exporter": Scenario({"OTEL_TRACES_EXPORTER": "console,zipkin_json",
+                                                      "OTEL_METRICS_EXPORTER": "prometheus"}, configurator=False),
         "disabled": Scenario({"OTEL_TRACES_EXPORTER": "none",
                               "OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": f"{SLOW_FRAMEWORKS},spanbreaker"}),
         "smolagents-disabled": Scenario({"OTEL_TRACES_EXPORTER": "none",
@@ -76,7 +80,11 @@ def scenarios(tmp: Path, http: str, grpc: str) -> dict[str, Scenario]:
                           "SPANBREAKER_CONFIG": _toml(tmp, "two.toml", "tool_repeat_max = 2\n")}),
         "toml-and-env": Scenario({"OTEL_TRACES_EXPORTER": "none", "SPANBREAKER_TOOL_REPEAT_MAX": "3",
                                   "SPANBREAKER_CONFIG": _toml(tmp, "two-again.toml", "tool_repeat_max = 2\n")}),
-        "bad-env": Scenario({"OTEL_TRACES_EXPORTER": "none", "SPANBREAKER_TOOL_REPEAT_MAX": "lots"}),
+        "bad-env": Scenario({"OTEL_TRACES_EXPORTER": "console", "SPANBREAKER_TOOL_REPEAT_MAX": "lots"}),
+        "bad-env-no-configurator": Scenario({"OTEL_TRACES_EXPORTER": "console", "SPANBREAKER_MODE": "explode"},
+                                            configurator=False),
+        "bad-env-strict": Scenario({"OTEL_TRACES_EXPORTER": "console", "SPANBREAKER_MODE": "explode",
+                                    "SPANBREAKER_STRICT": "1"}),
         "agno-setup-tracing": Scenario(
             {"OTEL_PYTHON_DISABLED_INSTRUMENTATIONS": "beeai", "STACK_APP_WORKDIR": str(tmp)},
             configurator=False, args=(str(STACK_APP), "agno")),
@@ -85,30 +93,6 @@ def scenarios(tmp: Path, http: str, grpc: str) -> dict[str, Scenario]:
         "phoenix-register": Scenario({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": http + "/v1/traces"}, configurator=False,
                                      args=(str(STACK_APP), "phoenix"), phoenix=True),
     }
-
-
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
-
-    def line(self, key: str) -> dict[str, Any]:
-        """The app's JSON line that carries ``key`` (the app summary: ``outcome``; the stack report: ``stack``)."""
-        for text in reversed(self.stdout.splitlines()):
-            if text.startswith("{") and f'"{key}"' in text:
-                try:
-                    found: dict[str, Any] = json.loads(text)
-                except ValueError:
-                    continue
-                if key in found:
-                    return found
-        raise AssertionError(f"no {key!r} line; rc={self.returncode}\nstdout:\n{self.stdout[-3000:]}\n"
-                             f"stderr:\n{self.stderr[-3000:]}")
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        return self.line("outcome")
 
 
 def _write_configurator_dist(site: Path) -> None:
@@ -170,18 +154,6 @@ def _phoenix_installed() -> bool:
         return importlib.util.find_spec("phoenix.otel") is not None
     except ImportError:
         return False
-
-
-@dataclass
-class Runs:
-    results: dict[str, Run]
-    store: SpanStore
-
-    def __getitem__(self, name: str) -> Run:
-        return self.results[name]
-
-    def exported(self, service: str) -> list[ReceivedSpan]:
-        return [s for s in self.store.spans if s.resource.get("service.name") == service]
 
 
 @pytest.fixture(scope="module")
@@ -266,11 +238,37 @@ def test_no_configurator_attaches_when_the_app_sets_its_provider(runs: Runs) -> 
     assert any(s.attributes.get("spanbreaker.tripped") is True for s in spans)
 
 
-def test_no_configurator_and_no_provider_runs_the_app_untouched(runs: Runs) -> None:
-    """Nobody sets a provider: there are no spans, so nothing to watch, and nothing breaks."""
-    run = runs["no-configurator-no-provider"]
-    assert_not_tripped(run)
-    assert run.summary["provider"] == "ProxyTracerProvider"
+def test_no_distro_spanbreaker_sets_the_sdk_up_from_the_otel_settings(runs: Runs) -> None:
+    """No configurator and no provider of the app's own: the README's no-code path configures the SDK itself."""
+    console = runs["no-configurator-console"]
+    assert_tripped(console)
+    assert console.summary["provider"] == "TracerProvider"
+    assert '"spanbreaker.tripped": true' in console.stdout and '"name": "ToolCallingAgent.run"' in console.stdout
+    assert_tripped(runs["no-configurator-otlp"])
+    spans = runs.exported("sc-no-configurator-otlp")
+    assert {"ToolCallingAgent.run", "SearchTool"} <= {s.name for s in spans}
+    assert any(s.attributes.get("spanbreaker.tripped") is True for s in spans)
+
+
+def test_no_distro_and_no_exporter_setting_still_trips_and_exports_nothing(runs: Runs) -> None:
+    """Unset ``OTEL_TRACES_EXPORTER`` means what it means to the SDK's configurator: no exporter (the distro's
+    ``otlp`` default comes with the distro)."""
+    run = runs["no-configurator-unset"]
+    assert_tripped(run)
+    assert '"spanbreaker.tripped"' not in run.stdout
+    assert "Traceback" not in run.stderr and "spanbreaker" not in run.stderr
+
+
+def test_a_missing_exporter_is_one_hint_and_the_rest_goes_on(runs: Runs) -> None:
+    run = runs["no-configurator-missing-exporter"]
+    assert_tripped(run)
+    assert '"spanbreaker.tripped": true' in run.stdout, "the exporter that is installed still exports"
+    hints = [line for line in run.stderr.splitlines() if line.startswith("spanbreaker: OTEL_")]
+    assert hints == [
+        "spanbreaker: OTEL_TRACES_EXPORTER=console,zipkin_json needs zipkin_json, which is not installed "
+        "(pip install opentelemetry-exporter-zipkin-json); traces go to console only",
+        "spanbreaker: OTEL_METRICS_EXPORTER=prometheus needs prometheus, which is not installed "
+        "(pip install opentelemetry-exporter-prometheus); metrics are not exported"], run.stderr[-2000:]
     assert "Traceback" not in run.stderr
 
 
@@ -310,11 +308,27 @@ def test_environment_overrides_the_config_file(runs: Runs) -> None:
     assert_tripped(runs["toml-and-env"], tool_calls=3)
 
 
-def test_bad_environment_value_fails_at_start_up_naming_the_variable(runs: Runs) -> None:
-    run = runs["bad-env"]
-    assert "spanbreaker is not attached" in run.stderr
-    assert "SPANBREAKER_TOOL_REPEAT_MAX='lots'" in run.stderr
-    assert_not_tripped(run)
+def test_bad_setting_leaves_the_rest_of_opentelemetry_working_and_says_so(runs: Runs) -> None:
+    """The hook reports and returns: the instrumentors after it still run, the app's spans are exported; the agent
+    runs unguarded, as the message says."""
+    for name, says in (("bad-env", "SPANBREAKER_TOOL_REPEAT_MAX='lots': expected an integer >= 1"),
+                       ("bad-env-no-configurator", "SPANBREAKER_MODE='explode': expected 'enforce' or 'observe'")):
+        run = runs[name]
+        assert f"spanbreaker is not attached: {says}" in run.stderr, run.stderr[-2000:]
+        assert "runs WITHOUT the breaker" in run.stderr and "SPANBREAKER_STRICT=1" in run.stderr
+        assert "Failed to auto initialize" not in run.stderr
+        assert_not_tripped(run)
+        assert run.summary["tool_calls"] == 8
+        assert '"name": "ToolCallingAgent.run"' in run.stdout, "the smolagents instrumentor still exported its spans"
+
+
+def test_strict_switch_refuses_to_start_with_a_bad_setting(runs: Runs) -> None:
+    run = runs["bad-env-strict"]
+    assert run.returncode == 78, (run.returncode, run.stderr[-2000:])
+    assert run.stderr.splitlines()[:2] == [
+        "spanbreaker: SPANBREAKER_MODE='explode': expected 'enforce' or 'observe'",
+        "spanbreaker: SPANBREAKER_STRICT is set: refusing to start without the breaker"]
+    assert '"outcome"' not in run.stdout, "the application never ran"
 
 
 # ----------------------------------------------------------------------------- existing stacks

@@ -8,17 +8,33 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from typing import Any
 
 from . import open_trace, reset_trace
+
+_TRACE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def trace_id(text: str) -> str:
+    """An argparse type: a W3C trace id (32 hex digits, not all zero), so a typo is a usage error that says
+    what was expected rather than a conversion error from deep inside."""
+    value = text.strip().lower()
+    if value.startswith("0x"):
+        value = value[2:]
+    if not _TRACE_ID.fullmatch(value) or not value.strip("0"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a trace id: expected 32 hex digits, not all zero "
+            "(the W3C trace id, e.g. 4bf92f3577b34da6a3ce929d0e0e4736)")
+    return value
 
 
 def register(subparsers: Any) -> None:
     for name, help_text in (("open", "open a trace's breaker in every process sharing the state URL"),
                             ("reset", "close a trace's breaker in every process sharing the state URL")):
         sub = subparsers.add_parser(name, help=help_text, description=help_text)
-        sub.add_argument("trace_id", metavar="TRACE_ID", help="32 hex digits (the W3C trace id)")
+        sub.add_argument("trace_id", metavar="TRACE_ID", type=trace_id, help="32 hex digits (the W3C trace id)")
         sub.add_argument("--state", default=os.environ.get("SPANBREAKER_STATE_URL"),
                          help="redis:// URL (default: $SPANBREAKER_STATE_URL)")
         sub.add_argument("--prefix", default=os.environ.get("SPANBREAKER_STATE_PREFIX", "spanbreaker"))

@@ -1,0 +1,217 @@
+"""The README's no-code path exactly as a new user takes it: a fresh virtualenv, ``pip install
+'spanbreaker[<framework>]'``, then ``opentelemetry-instrument python app.py`` with the ``OTEL_*`` settings they pass.
+
+Nothing from the development environment leaks in: spanbreaker is built into a wheel from this checkout (what
+PyPI would serve) and installed with the framework's extra into a new venv per framework, alongside nothing but
+what that extra pulls in. No ``opentelemetry-distro`` at first (the README does not ask for one): spanbreaker
+sets the SDK up itself. Then the distro is added, as users who already use it have it, with its defaults (OTLP for
+traces, metrics and logs), which must not kill the launcher.
+
+The apps never import spanbreaker. The venvs are built in parallel, once per module; each framework's runs then go
+in parallel too. The whole module costs about as much as the slowest framework's install and runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..otlp_receiver import ReceivedSpan, SpanStore, start_grpc, start_http
+from .runs import Run, Runs
+
+ROOT = Path(__file__).resolve().parents[2]
+APPS = {
+    "smolagents": ROOT / "examples" / "launcher_app.py",
+    "agno": Path(__file__).resolve().parent / "apps" / "agno_app.py",
+    "beeai": Path(__file__).resolve().parent / "apps" / "beeai_app.py",
+}
+DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation"}
+MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20}
+pytestmark = [pytest.mark.fresh_venv, pytest.mark.timeout(1500)]
+"""Opt-in (``make test-fresh``, which CI runs): three venvs from the index take minutes, then a dozen launches."""
+
+
+def _check(command: list[str], **kwargs: Any) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False, **kwargs)
+    assert done.returncode == 0, f"{' '.join(command)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+
+
+def _wheel(tmp: Path) -> Path:
+    """spanbreaker as PyPI would serve it, built from a copy of the checkout (the build writes next to its input)."""
+    tree = tmp / "checkout"
+    tree.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, tree / name)
+    shutil.copytree(ROOT / "src", tree / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    _check([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(tmp / "dist"), str(tree)])
+    (wheel,) = (tmp / "dist").glob("spanbreaker-*.whl")
+    return wheel
+
+
+def _venv(tmp: Path, framework: str, wheel: Path) -> Path:
+    """``python -m venv`` and ``pip install 'spanbreaker[<framework>]'`` (the wheel standing in for the name)."""
+    venv = tmp / f"venv-{framework}"
+    _check([sys.executable, "-m", "venv", str(venv)])
+    _check([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--upgrade", "pip"])  # as `make` does
+    _check([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"{wheel}[{framework}]"])
+    return venv
+
+
+def _env(venv: Path, extra: dict[str, str]) -> dict[str, str]:
+    """A shell with the venv activated and nothing of ours: no OTEL_/SPANBREAKER_ settings, no PYTHONPATH."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OTEL_", "SPANBREAKER_", "LAUNCHER_APP_", "VIRTUAL_ENV"))
+           and k not in {"PYTHONPATH", "OPENAI_API_KEY", "PYTHONHOME"}}
+    path = [p for p in env.get("PATH", "").split(os.pathsep) if p and Path(p) != Path(sys.executable).parent]
+    env.update({"PATH": os.pathsep.join([str(venv / "bin"), *path]), "VIRTUAL_ENV": str(venv),
+                "PYTHONUNBUFFERED": "1", "AGNO_TELEMETRY": "false", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    env.update(extra)
+    return env
+
+
+def _launch(venv: Path, framework: str, cwd: Path, settings: dict[str, str]) -> Run:
+    env = _env(venv, {"LAUNCHER_APP_MAX_STEPS": str(MAX_STEPS[framework]), **settings})
+    done = subprocess.run(["opentelemetry-instrument", "python", str(APPS[framework])], env=env, cwd=cwd,
+                          capture_output=True, text=True, timeout=240, check=False)
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def _scenarios(framework: str, http: str, grpc: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """(runs without a distro, runs after ``pip install opentelemetry-distro``) for one framework."""
+    grpc_endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{grpc}", "OTEL_EXPORTER_OTLP_INSECURE": "true"}
+    plain = {
+        "console": {"OTEL_TRACES_EXPORTER": "console"},
+        "otlp": {"OTEL_TRACES_EXPORTER": "otlp", **grpc_endpoint, "OTEL_SERVICE_NAME": f"fresh-{framework}-otlp"},
+    }
+    distro = {"distro": {**grpc_endpoint, "OTEL_SERVICE_NAME": f"fresh-{framework}-distro"}}
+    if framework == "smolagents":
+        plain["otlp-http"] = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+                              "OTEL_EXPORTER_OTLP_ENDPOINT": http, "OTEL_SERVICE_NAME": "fresh-smolagents-otlp-http"}
+        plain["none"] = {"OTEL_TRACES_EXPORTER": "none"}
+        plain["bad-setting"] = {"OTEL_TRACES_EXPORTER": "console", "SPANBREAKER_MODE": "explode"}
+        distro["distro-console"] = {**grpc_endpoint, "OTEL_TRACES_EXPORTER": "console"}
+        distro["distro-bad-setting"] = {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none",
+                                        "OTEL_LOGS_EXPORTER": "none", "SPANBREAKER_MODE": "explode"}
+    return plain, distro
+
+
+def _framework(tmp: Path, framework: str, wheel: Path, http: str, grpc: str) -> dict[str, Run]:
+    venv = _venv(tmp, framework, wheel)
+    plain, distro = _scenarios(framework, http, grpc)
+    cwd = tmp / f"cwd-{framework}"
+    cwd.mkdir()
+
+    def launch_all(scenarios: dict[str, dict[str, str]]) -> dict[str, Run]:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {name: pool.submit(_launch, venv, framework, cwd, env) for name, env in scenarios.items()}
+            return {f"{framework}-{name}": future.result() for name, future in futures.items()}
+
+    results = launch_all(plain)
+    _check([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "opentelemetry-distro"])
+    results.update(launch_all(distro))
+    return results
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+    tmp = tmp_path_factory.mktemp("fresh")
+    store = SpanStore()
+    http_server, http = start_http(store)
+    grpc_server, grpc = start_grpc(store)
+    try:
+        wheel = _wheel(tmp)
+        with ThreadPoolExecutor(max_workers=len(APPS)) as pool:
+            futures = [pool.submit(_framework, tmp, framework, wheel, http, grpc) for framework in APPS]
+            results: dict[str, Run] = {}
+            for future in futures:
+                results.update(future.result())
+        yield Runs(results, store)
+    finally:
+        http_server.shutdown()
+        http_server.server_close()
+        grpc_server.stop(grace=None)
+
+
+def assert_tripped(run: Run, framework: str) -> None:
+    summary = run.summary
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (summary["outcome"], summary["exception"], summary["detector"]) == (
+        "stopped", "Tripped", DETECTOR[framework]), (summary, run.stderr[-3000:])
+    assert summary["provider"] == "TracerProvider"
+    assert "Failed to auto initialize" not in run.stderr and "Traceback" not in run.stderr, run.stderr[-3000:]
+
+
+def assert_tripped_spans(spans: list[ReceivedSpan]) -> None:
+    assert spans, "nothing reached the receiver"
+    assert any(s.attributes.get("spanbreaker.tripped") is True for s in spans)
+    assert any(s.attributes.get("openinference.span.kind") == "AGENT" for s in spans), {s.name for s in spans}
+
+
+frameworks = pytest.mark.parametrize("framework", list(APPS))
+
+
+# ----------------------------------------------------------------------------- no distro: spanbreaker sets the SDK up
+@frameworks
+def test_console_exporter_traces_trips_and_prints_the_marks(runs: Runs, framework: str) -> None:
+    run = runs[f"{framework}-console"]
+    assert_tripped(run, framework)
+    assert '"spanbreaker.tripped": true' in run.stdout
+    assert f'"spanbreaker.detector": "{DETECTOR[framework]}"' in run.stdout
+
+
+@frameworks
+def test_otlp_exporter_trips_and_exports_the_marks(runs: Runs, framework: str) -> None:
+    assert_tripped(runs[f"{framework}-otlp"], framework)
+    spans = runs.exported(f"fresh-{framework}-otlp")
+    assert_tripped_spans(spans)
+    assert {s.transport for s in spans} == {"grpc"}
+
+
+def test_otlp_over_http_trips_and_exports_the_marks(runs: Runs) -> None:
+    assert_tripped(runs["smolagents-otlp-http"], "smolagents")
+    spans = runs.exported("fresh-smolagents-otlp-http")
+    assert_tripped_spans(spans)
+    assert {s.transport for s in spans} != {"grpc"}
+
+
+def test_exporter_none_trips_and_exports_nothing(runs: Runs) -> None:
+    run = runs["smolagents-none"]
+    assert_tripped(run, "smolagents")
+    assert '"spanbreaker.tripped"' not in run.stdout
+
+
+# ----------------------------------------------------------------------------- with opentelemetry-distro
+@frameworks
+def test_distro_defaults_start_and_trip(runs: Runs, framework: str) -> None:
+    """The distro's defaults ask for OTLP traces, metrics and logs: the extra brought the exporters."""
+    assert_tripped(runs[f"{framework}-distro"], framework)
+    assert_tripped_spans(runs.exported(f"fresh-{framework}-distro"))
+
+
+def test_distro_with_console_exporter_trips(runs: Runs) -> None:
+    run = runs["smolagents-distro-console"]
+    assert_tripped(run, "smolagents")
+    assert '"spanbreaker.tripped": true' in run.stdout
+
+
+# ----------------------------------------------------------------------------- a bad spanbreaker setting
+@pytest.mark.parametrize("name", ["smolagents-bad-setting", "smolagents-distro-bad-setting"])
+def test_bad_setting_is_named_and_the_rest_of_opentelemetry_keeps_working(runs: Runs, name: str) -> None:
+    run = runs[name]
+    assert ("spanbreaker is not attached: SPANBREAKER_MODE='explode': expected 'enforce' or 'observe'. "
+            "The application runs WITHOUT the breaker") in run.stderr, run.stderr[-3000:]
+    assert run.returncode == 0 and "Failed to auto initialize" not in run.stderr
+    summary = run.summary
+    assert summary["exception"] is None and summary["tool_calls"] == MAX_STEPS["smolagents"], summary
+    assert '"name": "ToolCallingAgent.run"' in run.stdout, "the smolagents instrumentor's spans are still exported"
+    assert "spanbreaker.tripped" not in run.stdout
+
+
