@@ -71,6 +71,8 @@ corpora:
 	  corpora/data/vorflux-swebench-verified.otlp.jsonl.gz
 	$(PYTHON) corpora/convert_who_and_when.py $(CORPORA_SRC)/Agents_Failure_Attribution \
 	  corpora/data/who-and-when.otlp.jsonl.gz
+	test -d $(CORPORA_SRC)/CodeR || git clone -q https://github.com/NL2Code/CodeR $(CORPORA_SRC)/CodeR
+	$(PYTHON) corpora/convert_coder.py $(CORPORA_SRC)/CodeR corpora/data/coder-swebench-lite.otlp.jsonl.gz
 
 bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/processor_cost.py

@@ -94,6 +94,12 @@ class TraceBuilder:
         self.end_ns = max(self.end_ns, end)
         return span_id
 
+    def set_output(self, span_id: str, output: str) -> None:
+        """Set a span's ``output.value`` once known (an agent's last reply)."""
+        span = self._by_id[span_id]
+        span["attributes"] = [a for a in span["attributes"] if a["key"] != "output.value"]
+        span["attributes"].append(attr("output.value", output[:CAP]))
+
     def extend(self, span_id: str, end: int) -> None:
         """Move a span's end later (a step whose last child came after the step was opened)."""
         span = self._by_id[span_id]

@@ -18,6 +18,7 @@ from spanbreaker.replay import Feeder, Problem, read_traces, replay
 from spanbreaker.signals import Kind, classify
 
 SLICE = Path(__file__).parent / "data" / "corpora_slice.otlp.jsonl.gz"
+CORPORA = Path(__file__).resolve().parents[2] / "corpora"
 LABELS = {
     # eval.task_id: (eval.corpus, eval.success, eval.end_reason, eval.budget_exhausted)
     "django__django-12419": ("vorflux-swebench-verified", True, "submitted", False),
@@ -72,3 +73,45 @@ def test_spanbreaker_replay_cli_reads_the_slice() -> None:
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     assert {row["resource"]["eval.task_id"] for row in rows} == set(LABELS)
     assert "problem" not in done.stderr.lower()
+
+
+def test_coder_converter_output_reads_and_labels_a_cost_limit_exit(tmp_path: Path) -> None:
+    """CodeR's data has no licence, so no slice of it is committed: its converter runs here on a record of the
+    source's shape (a plan, one role's actions ending in ``succeed``, a harness ``exit_cost``)."""
+    sys.path.insert(0, str(CORPORA))
+    try:
+        import convert_coder
+        import otlp_builder
+    finally:
+        sys.path.remove(str(CORPORA))
+    record = {
+        "history": [
+            {"agent": "Manager", "role": "system", "content": "You are a Manager."},
+            {"agent": "Manager", "role": "user", "content": "ISSUE: the parser drops the last line"},
+            {"agent": "Manager", "role": "assistant", "content": "Plan one: Programmer."},
+            {"agent": "Programmer", "role": "system", "content": "You are an autonomous programmer."},
+            {"agent": "Programmer", "role": "user", "content": "ISSUE: the parser drops the last line"},
+            {"agent": "Programmer", "role": "assistant", "content": "Open the parser."},
+            {"agent": "Programmer", "role": "user", "content": "[File: parser.py (40 lines total)]"},
+            {"agent": "Programmer", "role": "assistant", "content": "Done."},
+        ],
+        "trajectory": [
+            {"action": "plan\n{\"entry\": \"Programmer\"}", "observation": "conclusions", "response": "Plan one."},
+            {"action": "open parser.py\n", "observation": "[File: parser.py (40 lines total)]", "response": "Open."},
+            {"action": "succeed\n", "observation": "", "response": "Done."},
+            {"action": "exit_cost", "observation": "Exited (autosubmitted)", "response": ""},
+        ],
+        "info": {"exit_status": "submitted", "model_stats": {"tokens_sent": 1200, "api_calls": 3}},
+    }
+    path = tmp_path / "coder.otlp.jsonl.gz"
+    otlp_builder.write_jsonl_gz(path, [convert_coder.convert_run("demo__demo-1", record, resolved=False)])
+    problems: list[Problem] = []
+    (result,) = replay([path], problems=problems)
+    assert problems == []
+    res = result.resource
+    assert (res["eval.corpus"], res["eval.success"], res["eval.end_reason"], res["eval.budget_exhausted"]) == (
+        "coder-swebench-lite", False, "cost_limit", True)
+    (trace,) = read_traces([path], lambda p: None)
+    agents = {s.attributes.get("agent.name") for s in trace.spans if classify(s.name, s.attributes) is Kind.AGENT}
+    tools = [s.attributes["tool.name"] for s in trace.spans if classify(s.name, s.attributes) is Kind.TOOL]
+    assert agents == {"Manager", "Programmer"} and tools == ["open"]
