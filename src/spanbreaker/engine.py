@@ -285,7 +285,7 @@ class BreakerEngine:
                     scope, chain, step = None, (), None
                     if self.shared is not None and parent_remote:
                         chain = self.guard(self.shared.inherited_chain) or ()  # the caller's agents, from the request
-                signal: AgentRun | None = None
+                signal: Any = None
                 if kind is _AGENT:
                     signal = agent_start(name, attributes, self._cap)
                     scope, chain = trace.scope(signal.name), (*chain, signal.name)
@@ -296,7 +296,32 @@ class BreakerEngine:
                     open_spans[span_id] = entry
                 if not gated:  # CHAIN and OTHER spans: nothing to veto
                     return None
-                return self._gate(trace, entry, up, kind, name, attributes, signal, now)
+                # A TOOL, LLM or AGENT span starts: admit it (breaker), then run the start detectors on its inputs.
+                # Inline rather than a method: a call with this many arguments costs more than the rest of a
+                # CLOSED trace's admission.
+                breaker = trace.breaker
+                if breaker.record is not None or breaker.state is not _CLOSED or self.shared is not None:
+                    verdict, proceed = self._admit(trace, entry, kind, now)
+                    if not proceed:
+                        return verdict
+                if scope is None:
+                    scope = trace.scope("")
+                hooks: _Hooks
+                if kind is _TOOL:
+                    trace.totals.tool_calls += 1
+                    if self.shared is not None:
+                        self.guard(self.shared.add_usage, trace_id, 0, 0, 1, 0.0)
+                    if up is not None:
+                        up.tool_calls += 1
+                    signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
+                    hooks = self._tool_start_hooks
+                elif kind is _LLM:
+                    trace.totals.model_calls += 1
+                    signal = entry.signal = model_start(name, attributes, self._cap)
+                    hooks = self._model_start_hooks
+                else:
+                    hooks = self._agent_start_hooks
+                return self._detect(trace, scope, entry, signal, hooks, now, True)
             finally:
                 lock.release()
         except Exception as exc:
@@ -397,33 +422,6 @@ class BreakerEngine:
             if self.traces.get(trace.trace_id) is trace:
                 del self.traces[trace.trace_id]
 
-    def _gate(self, trace: TraceState, entry: OpenSpan, up: OpenSpan | None, kind: Kind, name: str,
-              attributes: Any, signal: Any, now: float) -> Verdict | None:
-        """A TOOL, LLM or AGENT span starts: admit it (breaker) and run the start detectors on its inputs."""
-        breaker = trace.breaker
-        if breaker.record is not None or breaker.state is not _CLOSED or self.shared is not None:
-            verdict, proceed = self._admit(trace, entry, kind, now)
-            if not proceed:
-                return verdict
-        scope = entry.scope
-        if scope is None:
-            scope = trace.scope("")
-        hooks: _Hooks
-        if kind is _TOOL:
-            trace.totals.tool_calls += 1
-            if self.shared is not None:
-                self.guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
-            if up is not None:
-                up.tool_calls += 1
-            signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
-            hooks = self._tool_start_hooks
-        elif kind is _LLM:
-            trace.totals.model_calls += 1
-            signal = entry.signal = model_start(name, attributes, self._cap)
-            hooks = self._model_start_hooks
-        else:
-            hooks = self._agent_start_hooks
-        return self._detect(trace, scope, entry, signal, hooks, now, True)
 
     def _detect(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any, hooks: _Hooks,
                 now: float | None, start: bool) -> Verdict | None:
