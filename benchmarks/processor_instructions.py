@@ -2,7 +2,9 @@
 
 Wall-clock timings on a shared machine move with whatever else runs; instruction counts do not. This runs the
 workload of ``processor_cost.py`` (early point: short healthy runs) under callgrind for two run counts, with
-and without the breaker, and takes the differences, so interpreter start-up and imports cancel out.
+and without the breaker, and takes the differences, so interpreter start-up and imports cancel out. String
+hashing is seeded the same in every run (``PYTHONHASHSEED=0``): with random seeds, dict and set layouts alone
+moved the figure by a couple of thousand instructions per span between identical runs.
 
     python benchmarks/processor_instructions.py [--disable all|id,id] [--shape minimal|smolagents|both]
 
@@ -47,7 +49,8 @@ def instructions(with_breaker: bool, runs: int, disable: str, shape: str) -> int
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", driver,
          "1" if with_breaker else "0", str(runs), disable, shape],
-        capture_output=True, text=True, check=True)
+        capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"})  # one string-hash layout every run: dict probing, set order
     match = re.search(r"Collected : (\d+)", result.stderr)
     if match is None:
         raise SystemExit(f"valgrind printed no instruction count:\n{result.stderr[-2000:]}")
