@@ -18,6 +18,7 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # stay offline
 
+from _report import print_trip_marks
 from beeai_framework.agents.requirement import RequirementAgent
 from beeai_framework.backend import AssistantMessage, ChatModel, MessageToolCallContent
 from beeai_framework.backend.types import ChatModelInput, ChatModelOutput, ChatModelUsage
@@ -93,12 +94,7 @@ async def main() -> None:
         print(f"  model calls made: {model.calls} (max_iterations alone would allow {MAX_ITERATIONS})")
         print(f"  evidence: {trip.evidence}")
         print(f"  trace: {trip.trace_id}")
-    marked = [span for span in exporter.get_finished_spans() if (span.attributes or {}).get("spanbreaker.tripped")]
-    print("\nSpans carrying the trip (what Jaeger / Phoenix would show):")
-    for span in marked:
-        attributes = span.attributes or {}
-        blocked = " (blocked: never ran)" if attributes.get("spanbreaker.blocked") else ""
-        print(f"  {attributes.get('openinference.span.kind')} {span.name}{blocked}")
+    print_trip_marks(exporter)
 
 
 if __name__ == "__main__":

@@ -85,9 +85,10 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
         create_provider: when no SDK provider is set globally, create one (with attribute limits high enough
             for agent spans) and make it global. With False, attach later, when the application sets its own
             provider (what the ``opentelemetry-instrument`` hook does).
-        frameworks: adapter names to instrument (``"smolagents"``, ``"agno"``, ``"beeai"``); all installed ones
-            when omitted. Instrumenting a framework imports it, and some are slow to import: an application
-            using one framework need not pay for the others it happens to have installed.
+        frameworks: adapter names to instrument (``"smolagents"``, ``"agno"``, ``"beeai"``, ``"langchain"``
+            for LangChain and LangGraph); all installed ones when omitted. Instrumenting a framework imports it,
+            and some are slow to import: an application using one framework need not pay for the others it
+            happens to have installed.
 
     Returns the attached processor, or None when attaching was deferred.
     """

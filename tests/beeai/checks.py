@@ -5,6 +5,7 @@ from __future__ import annotations
 from opentelemetry.sdk.trace import ReadableSpan
 
 import spanbreaker
+from tests.exported import assert_exported_once
 
 from .conftest import Traced
 
@@ -16,11 +17,7 @@ DETECTOR = "spanbreaker.detector"
 def exported_once(traced: Traced) -> list[ReadableSpan]:
     """Every span the breaker saw start was ended and exported exactly once."""
     spans = traced.spans()
-    ids = [span.context.span_id for span in spans if span.context is not None]
-    assert len(ids) == len(set(ids)), "a span was exported twice"
-    stats = traced.breaker.stats
-    assert stats.spans_started == stats.spans_ended == len(spans)
-    assert stats.internal_errors == 0
+    assert_exported_once(spans, traced.breaker)
     return spans
 
 

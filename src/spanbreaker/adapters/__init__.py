@@ -12,4 +12,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.smolagents",
     "spanbreaker.adapters.agno",
     "spanbreaker.adapters.beeai",
+    "spanbreaker.adapters.langchain",
 )

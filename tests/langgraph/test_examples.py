@@ -1,0 +1,19 @@
+"""The LangGraph example runs offline, as the README says, and tells its story."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_search_loop_example_is_stopped_before_the_recursion_limit() -> None:
+    result = subprocess.run([sys.executable, str(REPO / "examples" / "langgraph_search_loop.py")],
+                            capture_output=True, text=True, timeout=90, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "spanbreaker tripped: [low_exploration]" in result.stdout
+    assert "searches run: 11," in result.stdout
+    assert "AGENT agent (blocked: never ran)" in result.stdout
+    assert "CHAIN LangGraph" in result.stdout
