@@ -20,9 +20,10 @@ import spanbreaker
 from .conftest import MODES, LangGraphEnv, run
 from .scripted import AGENTS, HEALTHY_QUERIES, RECURSION_LIMIT, WIDE_QUERIES, build
 
-LOOP_DETECTOR = "low_exploration"
-LOOP_TOOL_CALLS = 11
-"""Tool executions a looping agent makes before the trip (LangGraph alone: (RECURSION_LIMIT - 1) // 2)."""
+LOOP_DETECTOR = "tool_repeat"
+LOOP_TOOL_CALLS = 4
+"""Tool executions a looping agent makes: the 5th identical call is vetoed before it runs (LangGraph alone:
+(RECURSION_LIMIT - 1) // 2)."""
 
 
 def _of_trace(env: LangGraphEnv, trace_id: str) -> list[ReadableSpan]:
@@ -43,6 +44,7 @@ def test_loop_is_stopped_and_the_stop_reaches_the_caller(env: LangGraphEnv, agen
     spans = _of_trace(env, trip.trace_id)
     blocked = [s for s in spans if (s.attributes or {}).get("spanbreaker.blocked") is True]
     assert len(blocked) == 1 and blocked[0].attributes["spanbreaker.detector"] == LOOP_DETECTOR
+    assert blocked[0].name == "search" and blocked[0].attributes["openinference.span.kind"] == "TOOL"
     roots = [s for s in spans if s.parent is None]
     assert len(roots) == 1 and roots[0].name == "LangGraph"
     assert roots[0].attributes["spanbreaker.tripped"] is True
@@ -108,6 +110,6 @@ def test_retry_policy_and_tool_error_handling_do_not_swallow_the_stop(env: LangG
     with pytest.raises(spanbreaker.Tripped) as caught:
         run(graph.compile(), mode)
     assert caught.value.detector == LOOP_DETECTOR
-    assert calls.tools == LOOP_TOOL_CALLS and calls.model == LOOP_TOOL_CALLS
+    assert calls.tools == LOOP_TOOL_CALLS and calls.model == LOOP_TOOL_CALLS + 1
     assert env.processor.stats.blocked == 1, "the vetoed node was retried (a retry meets the latched breaker)"
     env.assert_nothing_lost()

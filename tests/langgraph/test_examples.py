@@ -13,7 +13,7 @@ def test_search_loop_example_is_stopped_before_the_recursion_limit() -> None:
     result = subprocess.run([sys.executable, str(REPO / "examples" / "langgraph_search_loop.py")],
                             capture_output=True, text=True, timeout=90, cwd=REPO)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "spanbreaker tripped: [low_exploration]" in result.stdout
-    assert "searches run: 11," in result.stdout
-    assert "AGENT agent (blocked: never ran)" in result.stdout
+    assert "spanbreaker tripped: [tool_repeat]" in result.stdout
+    assert "searches run: 4," in result.stdout
+    assert "TOOL web_search (blocked: never ran)" in result.stdout
     assert "CHAIN LangGraph" in result.stdout

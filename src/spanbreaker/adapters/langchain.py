@@ -10,8 +10,10 @@ What this adapter fixes around (measured on langgraph 1.2 / langchain-core 1.7 /
   instrumentor's tracer gets, at start, the attributes it would write at the end anyway and that are known
   then: ``openinference.span.kind`` (the instrumentor's own rule: ``agent`` in the run name, else the LangChain
   run type), and for tools ``tool.name`` and ``input.value`` (the call's arguments), for models and agents
-  ``input.value``. Which values, from a LangChain run, is :func:`start_attributes`; the exported span is what
-  the instrumentor makes, the same keys overwritten with the same values at the end.
+  ``input.value``. Which values, from a LangChain run, is
+  :func:`spanbreaker.conventions.langchain.start_attributes`; the exported span is what the instrumentor makes,
+  the same keys overwritten with their end values. Reading the spans (the ``ToolMessage`` envelope around tool
+  results included) is that convention's job, not this module's.
 * The stop needs no variant: LangChain's callback manager catches ``Exception`` around handlers, and LangGraph's
   retry policies and ``ToolNode`` error handling catch ``Exception`` too, so the ``BaseException``
   :class:`spanbreaker.Tripped` raised from the tool or model span's start leaves ``invoke`` / ``ainvoke`` /
@@ -25,63 +27,18 @@ Everything framework-specific stays in this module; LangChain is imported only w
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 import threading
-from collections.abc import Mapping
 from typing import Any
 
+from ..conventions.langchain import start_attributes
 from ..errors import Tripped
+from .base import PatchLog
 
 logger = logging.getLogger("spanbreaker")
 
 SCOPE = "openinference.instrumentation.langchain"
 """Instrumentation scope of the instrumentor's spans."""
-
-_RUN_KINDS = {"llm": "LLM", "chain": "CHAIN", "tool": "TOOL", "retriever": "RETRIEVER", "embedding": "EMBEDDING",
-              "prompt": "CHAIN", "parser": "CHAIN"}
-"""LangChain run types -> OpenInference span kind, as the instrumentor maps them (anything else is CHAIN)."""
-_INPUT_CHARS = 1 << 20
-"""Inputs serialised at start are cut here: the breaker reads bounded text anyway."""
-
-
-def span_kind(run_type: Any, name: Any) -> str:
-    """The OpenInference kind the instrumentor gives a run when it ends: AGENT when the run's name says
-    ``agent`` (LangGraph's ``agent`` node), else the run type's kind."""
-    if isinstance(name, str) and "agent" in name.lower():
-        return "AGENT"
-    return _RUN_KINDS.get(run_type.lower(), "CHAIN") if isinstance(run_type, str) else "CHAIN"
-
-
-def input_text(inputs: Any) -> str | None:
-    """A run's inputs as the instrumentor records them: a lone string as it is, anything else as JSON."""
-    if not inputs:
-        return None
-    if isinstance(inputs, Mapping) and len(inputs) == 1:
-        value = next(iter(inputs.values()))
-        if isinstance(value, str):
-            return value[:_INPUT_CHARS]
-    try:
-        text = json.dumps(inputs, default=str, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = str(inputs)
-    return text[:_INPUT_CHARS]
-
-
-def start_attributes(run_type: Any, name: Any, inputs: Any, serialized: Any = None) -> dict[str, str]:
-    """The attributes a LangChain run's span gets at start: its kind, and what a breaker checks before the call
-    (a tool's name and arguments, a model's or agent's input). Chains get their kind only (their input is the
-    whole graph state, and nothing is decided on it)."""
-    kind = span_kind(run_type, name)
-    attributes = {"openinference.span.kind": kind}
-    if kind == "TOOL":
-        tool = serialized.get("name") if isinstance(serialized, Mapping) else None
-        attributes["tool.name"] = tool if isinstance(tool, str) and tool else str(name)
-    if kind in ("TOOL", "LLM", "AGENT"):
-        text = input_text(inputs)
-        if text is not None:
-            attributes["input.value"] = text
-    return attributes
 
 
 # ----------------------------------------------------------------------------------------------- the hook
@@ -107,26 +64,24 @@ class _StartAttributes:
         return getattr(self.wrapped, name)
 
 
-def _hook(original: Any) -> Any:
-    def _start_trace(self: Any, run: Any) -> None:
-        try:
-            attributes = start_attributes(run.run_type, run.name, run.inputs, run.serialized)
-            if not isinstance(self._tracer, _StartAttributes):
-                self._tracer = _StartAttributes(self._tracer)
-        except Exception:  # an odd run: the span starts as the instrumentor makes it
-            logger.debug("spanbreaker could not read a LangChain run at start", exc_info=True)
-            attributes = None
-        _pending.attributes = attributes
-        try:
-            original.__get__(self, type(self))(run)
-        except Tripped:
-            self.run_map.pop(str(run.id), None)  # vetoed: it never ends, the instrumentor would keep it
-            raise
-        finally:
-            _pending.attributes = None
-
-    _start_trace.__wrapped__ = original  # type: ignore[attr-defined]
-    return _start_trace
+def _start_trace(wrapped: Any, tracer: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``OpenInferenceTracer._start_trace(run)``: its span starts with the run's start attributes."""
+    run = args[0] if args else kwargs.get("run")
+    try:
+        attributes = start_attributes(run.run_type, run.name, run.inputs, run.serialized)
+        if not isinstance(tracer._tracer, _StartAttributes):
+            tracer._tracer = _StartAttributes(tracer._tracer)
+    except Exception:  # an odd run: the span starts as the instrumentor makes it
+        logger.debug("spanbreaker could not read a LangChain run at start", exc_info=True)
+        attributes = None
+    _pending.attributes = attributes
+    try:
+        return wrapped(*args, **kwargs)
+    except Tripped:
+        tracer.run_map.pop(str(run.id), None)  # vetoed: it never ends, the instrumentor would keep it
+        raise
+    finally:
+        _pending.attributes = None
 
 
 class LangChainAdapter:
@@ -139,7 +94,7 @@ class LangChainAdapter:
         self._lock = threading.RLock()
         self._instrumentor: Any = None
         self._owns_instrumentor = False
-        self._original: Any = None
+        self._patches = PatchLog()
 
     def available(self) -> bool:
         try:
@@ -158,9 +113,8 @@ class LangChainAdapter:
         from openinference.instrumentation.langchain._tracer import OpenInferenceTracer
 
         with self._lock:
-            if self._original is None:
-                self._original = vars(OpenInferenceTracer)["_start_trace"]
-                setattr(OpenInferenceTracer, "_start_trace", _hook(self._original))  # noqa: B010 (mypy: a method)
+            if not self._patches:
+                self._patches.wrap(OpenInferenceTracer, "_start_trace", _start_trace)
             if self._instrumentor is not None:
                 return
             instrumentor = LangChainInstrumentor()
@@ -171,11 +125,7 @@ class LangChainAdapter:
 
     def uninstrument(self) -> None:
         with self._lock:
-            if self._original is not None:
-                from openinference.instrumentation.langchain._tracer import OpenInferenceTracer
-
-                setattr(OpenInferenceTracer, "_start_trace", self._original)  # noqa: B010
-                self._original = None
+            self._patches.undo()
             if self._instrumentor is not None:
                 if self._owns_instrumentor and self._instrumentor.is_instrumented_by_opentelemetry:
                     self._instrumentor.uninstrument()

@@ -21,6 +21,7 @@ from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_res
 from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
 from . import frameworks as fw
 from . import genai as ga
+from . import langchain as lc
 from . import openinference as oi
 
 _UNSET, _OK = StatusCode.UNSET, StatusCode.OK
@@ -105,6 +106,8 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     if raw is None:
         raw = attributes.get(ga.TOOL_RESULT)
     output = raw if type(raw) is str else as_str(raw)
+    if output is not None and output.startswith(lc.TOOL_MESSAGE):  # LangChain's envelope: its content
+        output = lc.tool_result(output, cap)
     code = status._status_code if type(status) is Status else None
     # A clean call (no events, the API's status unset or OK) is decided without the call to root_error.
     error = call.error = None if not events and (code is _UNSET or code is _OK) else root_error(
