@@ -341,14 +341,73 @@ class BreakerEngine:
             lock.acquire()
             try:
                 entry = trace.open.pop(span_id, None)
-                verdict = None
-                if entry is not None and entry.kind is not _OTHER:
-                    verdict = self._account(trace, entry, attributes, events, status)
+                if entry is None or entry.kind is _OTHER:
+                    return None
+                # A tracked span ended: account for what it returned and run the end hooks. Inline rather than a
+                # method, as in start: this runs for every tracked span.
+                now: float | None = None  # read only when needed: most spans neither end a probe nor trip
+                if entry.probe:
+                    now = self._clock()
+                    ok = not status_failed(status)
+                    new = trace.breaker.probe_ended(ok, now)
+                    if ok:
+                        trace.forget_progress()
+                    self._notify_state(hex_trace(trace.trace_id), BreakerState.HALF_OPEN, new)
+                breaker = trace.breaker
+                if breaker.record is not None and (not self._enforce or breaker.state is not _CLOSED):
+                    return None  # enforce: nothing to learn while OPEN; observe: the first trip is the one reported
+                scope = entry.scope
+                if scope is None:
+                    scope = trace.scope("")
+                kind = entry.kind
+                signal: Any = entry.signal
+                hooks: _Hooks
+                if kind is _TOOL:
+                    if not isinstance(signal, ToolCall):
+                        return None  # admitted without detection (observe mode while OPEN)
+                    fill_tool_result(signal, attributes, events, status, self._cap, self._format_types)
+                    scope.tools.record(signal)
+                    hooks = self._tool_end_hooks
+                elif kind is _LLM:
+                    if not isinstance(signal, ModelCall):
+                        return None
+                    fill_model_result(signal, attributes)
+                    totals = trace.totals
+                    totals.tokens += signal.tokens
+                    spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(
+                        signal.model, signal.provider, signal.prompt_tokens, signal.completion_tokens)
+                    totals.cost_usd += spent
+                    if self.shared is not None:
+                        self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
+                    hooks = self._model_end_hooks
+                elif kind is _CHAIN:
+                    code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
+                    # A clean step (no events, status unset or OK) shares one signal: no object per step.
+                    signal = _CLEAN_STEP if not events and (code is _UNSET or code is _OK) else StepEnd(
+                        root_error(events, status, self._format_types))
+                    hooks = self._step_end_hooks
+                else:
+                    if not isinstance(signal, AgentRun):
+                        return None
+                    fill_agent_result(signal, attributes, events, status, self._cap, self._format_types)
+                    if signal.validation_failed and signal.session:
+                        count = self._sessions.get(signal.session, 0) + 1
+                        self._sessions[signal.session] = count
+                        self._sessions.move_to_end(signal.session)
+                        if len(self._sessions) > MAX_SESSIONS:
+                            self._sessions.popitem(last=False)
+                        signal.session_failures = count
+                    if len(entry.chain) >= 2:
+                        caller = trace.scope(entry.chain[-2])
+                        caller.delegations.record(ToolCall(
+                            signal.name, delegation_key(signal.name, signal.task_key), None, signal.output_key,
+                            error=signal.error))
+                    hooks = self._agent_end_hooks
+                return self._detect(trace, scope, entry, signal, hooks, now, False)
+            finally:
                 if span_id == trace.root_id:
                     self._drop(trace)
-            finally:
                 lock.release()
-            return verdict
         except Exception as exc:
             self.internal_error(exc)
             return None
@@ -564,67 +623,6 @@ class BreakerEngine:
             found.append(root)
         return found
 
-    def _account(self, trace: TraceState, entry: OpenSpan, attributes: Mapping[str, Any], events: Sequence[Any],
-                 status: Any) -> Verdict | None:
-        """A tracked span ended: account for what it returned and run the end detectors."""
-        now: float | None = None  # read only when needed: most spans neither end a probe nor trip
-        if entry.probe:
-            now = self._clock()
-            ok = not status_failed(status)
-            new = trace.breaker.probe_ended(ok, now)
-            if ok:
-                trace.forget_progress()
-            self._notify_state(hex_trace(trace.trace_id), BreakerState.HALF_OPEN, new)
-        breaker = trace.breaker
-        if breaker.record is not None and (not self._enforce or breaker.state is not _CLOSED):
-            return None  # enforce: nothing to learn while OPEN; observe: the first trip is the one reported
-        scope = entry.scope
-        if scope is None:
-            scope = trace.scope("")
-        kind = entry.kind
-        signal: Any = entry.signal
-        hooks: _Hooks
-        if kind is _TOOL:
-            if not isinstance(signal, ToolCall):
-                return None  # admitted without detection (observe mode while OPEN)
-            fill_tool_result(signal, attributes, events, status, self._cap, self._format_types)
-            scope.tools.record(signal)
-            hooks = self._tool_end_hooks
-        elif kind is _LLM:
-            if not isinstance(signal, ModelCall):
-                return None
-            fill_model_result(signal, attributes)
-            totals = trace.totals
-            totals.tokens += signal.tokens
-            spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(
-                signal.model, signal.provider, signal.prompt_tokens, signal.completion_tokens)
-            totals.cost_usd += spent
-            if self.shared is not None:
-                self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
-            hooks = self._model_end_hooks
-        elif kind is _CHAIN:
-            code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
-            # A clean step (no events, status unset or OK) shares one signal: no object per step.
-            signal = _CLEAN_STEP if not events and (code is _UNSET or code is _OK) else StepEnd(
-                root_error(events, status, self._format_types))
-            hooks = self._step_end_hooks
-        else:
-            if not isinstance(signal, AgentRun):
-                return None
-            fill_agent_result(signal, attributes, events, status, self._cap, self._format_types)
-            if signal.validation_failed and signal.session:
-                count = self._sessions.get(signal.session, 0) + 1
-                self._sessions[signal.session] = count
-                self._sessions.move_to_end(signal.session)
-                if len(self._sessions) > MAX_SESSIONS:
-                    self._sessions.popitem(last=False)
-                signal.session_failures = count
-            if len(entry.chain) >= 2:
-                caller = trace.scope(entry.chain[-2])
-                caller.delegations.record(ToolCall(signal.name, delegation_key(signal.name, signal.task_key), None,
-                                                   signal.output_key, error=signal.error))
-            hooks = self._agent_end_hooks
-        return self._detect(trace, scope, entry, signal, hooks, now, False)
 
     # ------------------------------------------------------------------------------------------ safety
     def _notify_state(self, trace_hex: str, old: BreakerState, new: BreakerState) -> None:
