@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .breaker import BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig, ToolPolicy
-from .errors import ConfigError, Tripped, register_trip_exception
+from .errors import ConfigError, Steered, Tripped, register_steer_exception, register_trip_exception
 from .instrumentation import instrument, processor_for, uninstrument
 from .processor import BreakerSpanProcessor
 
@@ -23,12 +23,14 @@ __all__ = [
     "BreakerSpanProcessor",
     "BreakerState",
     "ConfigError",
+    "Steered",
     "ToolPolicy",
     "TripRecord",
     "Tripped",
     "__version__",
     "instrument",
     "processor_for",
+    "register_steer_exception",
     "register_trip_exception",
     "uninstrument",
 ]

@@ -37,6 +37,8 @@ CONFIG_FILE_ENV = "SPANBREAKER_CONFIG"
 
 Mode = Literal["enforce", "observe"]
 MODES = ("enforce", "observe")
+Response = Literal["stop", "steer"]
+RESPONSES = ("stop", "steer")
 
 
 def _int(lo: int, hi: int | None = None, doc: str = "") -> Any:
@@ -71,6 +73,10 @@ class BreakerConfig:
 
     mode: Mode = "enforce"
     """``enforce`` raises :class:`~spanbreaker.Tripped` and blocks calls; ``observe`` only marks spans."""
+    response: Response = "stop"
+    """``stop`` trips at a loop detector's first finding. ``steer`` fails that tool call first with a
+    :class:`~spanbreaker.Steered` error the framework hands to the model (``spanbreaker: ...``, saying what was
+    repeated); the next finding of that detector in that agent trips. Budgets and context stop either way."""
 
     # --- repetition without progress -------------------------------------------------------------------
     tool_repeat_max: int = field(default=4, metadata=_int(1, doc="identical calls with identical results"))
@@ -154,6 +160,7 @@ class BreakerConfig:
 
     def __post_init__(self) -> None:
         _check_mode("mode", self.mode)
+        _check_response("response", self.response)
         for f in dataclasses.fields(self):
             spec = f.metadata
             if not spec:
@@ -306,6 +313,11 @@ def _check_mode(label: str, value: Any) -> None:
         raise ConfigError(f"{label}={value!r}: expected 'enforce' or 'observe'{_did_you_mean(value, MODES)}")
 
 
+def _check_response(label: str, value: Any) -> None:
+    if value not in RESPONSES:
+        raise ConfigError(f"{label}={value!r}: expected 'stop' or 'steer'{_did_you_mean(value, RESPONSES)}")
+
+
 def _check_detectors(label: str, ids: Iterable[str]) -> None:
     if not ids:
         return
@@ -374,6 +386,9 @@ def _parse_env(var: str, f: dataclasses.Field[Any], raw: str) -> Any:
     if f.name == "mode":
         _check_mode(var, text)
         return text
+    if f.name == "response":
+        _check_response(var, text)
+        return text
     if f.name == "tools":
         try:
             data = json.loads(text)
@@ -414,6 +429,8 @@ def _coerce(label: str, f: dataclasses.Field[Any], value: Any) -> Any:
         _check_mode(label, value)
     if f.name == "state":
         _check_state(label, value)
+    if f.name == "response":
+        _check_response(label, value)
     if f.name in ("state", "state_prefix", "fleet_attribute", "mode") and value is not None and not isinstance(
             value, str):
         raise ConfigError(f"{label}={value!r}: expected a string")

@@ -67,6 +67,8 @@ class Stats:
     blocked: int = 0
     warnings: int = 0
     internal_errors: int = 0
+    steered: int = 0
+    """Tool calls failed with :class:`~spanbreaker.Steered` (``response="steer"``) or marked so (observe)."""
     traces_evicted: int = 0
     state_errors: int = 0
     """Shared-state (Redis) operations that failed or timed out; detection went on with the local view."""
@@ -102,7 +104,10 @@ _OI_KIND, _OI_KINDS = _oi.SPAN_KIND, _oi.KINDS
 _AGENT, _CHAIN, _LLM, _TOOL, _OTHER = Kind.AGENT, Kind.CHAIN, Kind.LLM, Kind.TOOL, Kind.OTHER
 _CLOSED, _OPEN = BreakerState.CLOSED, BreakerState.OPEN
 _UNSET, _OK = StatusCode.UNSET, StatusCode.OK
-_WARN, _TRIP, _BLOCK = Action.WARN, Action.TRIP, Action.BLOCK
+_WARN, _STEER, _TRIP, _BLOCK = Action.WARN, Action.STEER, Action.TRIP, Action.BLOCK
+_STEERED, _PENDING = "spanbreaker.steered", "spanbreaker.steer_pending"
+"""Keys in an agent scope's slots: the detectors whose steer this agent already had (their next finding trips);
+the steer an end hook found, waiting for the agent's next call of that tool."""
 
 
 def hex_trace(trace_id: int) -> str:
@@ -152,6 +157,9 @@ class BreakerEngine:
         self._state_callbacks: list[Callable[[str, BreakerState, BreakerState], None]] = (
             [on_state_change] if on_state_change else [])
         self._detectors = build_detectors(config)
+        self._steer = config.response == "steer"
+        self._steerable = frozenset(type(d).id for d in self._detectors if type(d).steerable)
+        self._steers: OrderedDict[int, TripRecord] = OrderedDict()
         hooks = {hook: _Hooks.build(self._detectors, hook) for hook in Detector.HOOKS}
         # One attribute per hook: the hot path reads an attribute instead of a dict lookup by name.
         self._tool_start_hooks = hooks["tool_start"]
@@ -192,6 +200,10 @@ class BreakerEngine:
         if trace is not None and trace.breaker.record is not None:
             return trace.breaker.record
         return self._records.get(tid)
+
+    def steer_record(self, trace_id: int | str) -> TripRecord | None:
+        """The first steer of a trace (``response="steer"``), live or recently ended (bounded LRU), or None."""
+        return self._steers.get(to_trace_int(trace_id))
 
     def state(self, trace_id: int | str) -> BreakerState:
         trace = self.traces.get(to_trace_int(trace_id))
@@ -315,6 +327,10 @@ class BreakerEngine:
                         up.tool_calls += 1
                     signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
                     hooks = self._tool_start_hooks
+                    if self._steer and _PENDING in scope.slots:  # an end hook's steer waits for this tool
+                        pending = self._deliver(trace, scope, entry, signal)
+                        if pending is not None:
+                            return pending
                 elif kind is _LLM:
                     trace.totals.model_calls += 1
                     signal = entry.signal = model_start(name, attributes, self._cap)
@@ -532,10 +548,68 @@ class BreakerEngine:
             if verdict is None:
                 return found
         else:
-            verdict = self._trip_from(trace, entry, finding, now if now is not None else self._clock(), start)
+            steer: Verdict | bool | None = False
+            if self._steer and entry.kind is _TOOL and finding.detector in self._steerable:
+                steer = self._steer_from(trace, entry, finding, start)
+                if steer is None:
+                    return found  # an end hook's steer, waiting for the tool's next call
+            if isinstance(steer, Verdict):
+                verdict = steer
+            else:
+                verdict = self._trip_from(trace, entry, finding, now if now is not None else self._clock(), start)
         if found is not None:
             verdict.warnings = (*found.warnings, found)
         return verdict
+
+    def _steer_from(self, trace: TraceState, entry: OpenSpan, finding: Finding, start: bool) -> Verdict | bool | None:
+        """A steerable finding on a tool call under ``response="steer"``: the agent's first from this detector
+        steers (a verdict, or None while an end hook's steer waits for the tool's next call); True when this
+        agent already had its steer from this detector, so the finding trips."""
+        scope = entry.scope if entry.scope is not None else trace.scope("")
+        steered: set[str] | None = scope.slots.get(_STEERED)
+        if steered is None:
+            steered = scope.slots[_STEERED] = set()
+        if finding.detector in steered:
+            return True
+        if not start and self._enforce:  # the call already ran: the tool's next call is the one failed
+            tool = finding.evidence.get("tool") or finding.evidence.get("last_tool") or entry.name
+            scope.slots[_PENDING] = (finding, tool)
+            return None
+        steered.add(finding.detector)
+        return self._steer_verdict(trace, entry, finding, start)
+
+    def _deliver(self, trace: TraceState, scope: Any, entry: OpenSpan, call: ToolCall) -> Verdict | None:
+        """The agent's next tool call after an end hook's steer: the same tool is failed with the steer; another
+        tool means the agent changed course by itself, and the steer is dropped (not spent)."""
+        finding, tool = scope.slots.pop(_PENDING)
+        if call.name != tool:
+            return None
+        scope.slots[_STEERED].add(finding.detector)
+        return self._steer_verdict(trace, entry, finding, True)
+
+    def _steer_verdict(self, trace: TraceState, entry: OpenSpan, finding: Finding, start: bool) -> Verdict:
+        """STEER: the breaker stays CLOSED; in enforce mode the call (still open) is failed, never run; the
+        span carries the steer marks either way (its parent, when an observed end hook found it)."""
+        name = entry.name
+        record = TripRecord(
+            detector=finding.detector, reason=finding.reason, trace_id=hex_trace(trace.trace_id),
+            span_id=hex_span(entry.span_id), span_name=name if isinstance(name, str) else None, step=entry.step,
+            agent=entry.agent or None, evidence=dict(finding.evidence), time_unix_nano=time.time_ns(),
+        )
+        self.stats.steered += 1
+        steers = self._steers
+        if trace.trace_id not in steers:
+            steers[trace.trace_id] = record
+            if len(steers) > MAX_RECORDS:
+                steers.popitem(last=False)
+        target = entry if start else trace.open.get(entry.parent_id) if entry.parent_id is not None else None
+        block = None
+        if start and self._enforce:
+            block = entry.handle
+            trace.open.pop(entry.span_id, None)
+        ids, handles = ((target.span_id,), (target.handle,)) if target is not None else ((), ())
+        return Verdict(_STEER, finding.detector, finding.reason, record.evidence, record, ids, handles, block,
+                       entry.kind)
 
     def _admit(self, trace: TraceState, entry: OpenSpan, kind: Kind, now: float) -> tuple[Verdict | None, bool]:
         """The breaker's say on a call once the trace has a trip or shares state: (a verdict to act on, whether

@@ -55,7 +55,36 @@ class Tripped(BaseException):
         return (type(self), (self.detector, self.reason, self.trace_id, self.evidence, self.blocked))
 
 
+class Steered(Exception):
+    """A loop detector's first finding under ``response="steer"``: this tool call was not run.
+
+    Unlike :class:`Tripped` this is an ordinary ``Exception``, on purpose: the framework's own tool-error path
+    catches it and hands its message to the model as the call's result, so the agent can change course. The
+    message starts with ``spanbreaker:`` and says what was repeated and that repeating it again stops the
+    run; it carries no raw arguments or model text (the same redaction as the trip attributes).
+
+    Attributes: ``detector``, ``reason``, ``trace_id``, ``evidence`` as on :class:`Tripped`.
+    """
+
+    def __init__(self, detector: str, reason: str, trace_id: str, evidence: Mapping[str, Any] | None = None) -> None:
+        super().__init__(steer_message(reason))
+        self.detector = detector
+        self.reason = reason
+        self.trace_id = trace_id
+        self.evidence: dict[str, Any] = dict(evidence or {})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.detector, self.reason, self.trace_id, self.evidence))
+
+
+def steer_message(reason: str) -> str:
+    """What the model reads: the finding (tool, counts; never arguments), the call not run, the consequence."""
+    return (f"spanbreaker: {reason}. This call was not run. Repeating it again stops the run: "
+            f"change course (different arguments, another tool, or a final answer).")
+
+
 _variants: dict[str, type[Tripped]] = {}
+_steer_variants: dict[str, type[Steered]] = {}
 _variants_lock = threading.Lock()
 
 
@@ -68,6 +97,24 @@ def register_trip_exception(scope_prefix: str, exception_type: type[Tripped]) ->
         raise TypeError(f"{exception_type!r} must be a subclass of spanbreaker.Tripped")
     with _variants_lock:
         _variants[scope_prefix] = exception_type
+
+
+def register_steer_exception(scope_prefix: str, exception_type: type[Steered]) -> None:
+    """Raise ``exception_type`` (a :class:`Steered` subclass) for steers on spans of ``scope_prefix``: for a
+    framework whose tool-error path needs its own exception type to reach the model."""
+    if not (isinstance(exception_type, type) and issubclass(exception_type, Steered)):
+        raise TypeError(f"{exception_type!r} must be a subclass of spanbreaker.Steered")
+    with _variants_lock:
+        _steer_variants[scope_prefix] = exception_type
+
+
+def steer_exception_for(scope_name: str | None) -> type[Steered]:
+    """The exception class to raise for a steer on a span of the given instrumentation scope."""
+    if scope_name:
+        for prefix, exception_type in _steer_variants.items():
+            if scope_name.startswith(prefix):
+                return exception_type
+    return Steered
 
 
 def trip_exception_for(scope_name: str | None) -> type[Tripped]:

@@ -20,12 +20,17 @@ REASON = "spanbreaker.reason"
 """str: one sentence saying why."""
 BLOCKED = "spanbreaker.blocked"
 """bool: the call this span stands for was vetoed and never ran; the processor ended the span itself."""
+STEERED = "spanbreaker.steered"
+"""bool: a loop detector's first finding on this tool call under ``response="steer"``. With ``blocked`` the call
+was failed with :class:`~spanbreaker.Steered` (its message went to the model) and never ran."""
 STATE = "spanbreaker.state"
 """str: breaker state when the span was marked (``open``, ``half_open``)."""
 MODE = "spanbreaker.mode"
 """str: ``enforce`` or ``observe``."""
 TRIP_EVENT = "spanbreaker.trip"
 """Event on the span where the trip was detected and on its open ancestors; attributes ``evidence.*``."""
+STEER_EVENT = "spanbreaker.steer"
+"""Event on a steered span; attributes ``evidence.*``."""
 WARNING_EVENT = "spanbreaker.warning"
 """Event: a detector is close to its threshold (graduated response before a trip)."""
 EVIDENCE_PREFIX = "spanbreaker.evidence."
@@ -72,6 +77,23 @@ def mark_tripped(
     event_attributes.update(flatten_evidence(evidence))
     span.add_event(TRIP_EVENT, event_attributes)
     span.set_status(Status(StatusCode.ERROR, f"spanbreaker: {detector}: {reason}"))
+
+
+def mark_steered(
+    span: Span, detector: str, reason: str, evidence: Mapping[str, Any], mode: str, *, blocked: bool = False
+) -> None:
+    """Write a steer on a span that is still recording (no-op on an ended span). The trace is not tripped."""
+    if not span.is_recording():
+        return
+    attributes: dict[str, Any] = {STEERED: True, DETECTOR: detector, REASON: reason, MODE: mode}
+    if blocked:
+        attributes[BLOCKED] = True
+    span.set_attributes(attributes)
+    event_attributes: dict[str, Any] = {DETECTOR: detector, REASON: reason}
+    event_attributes.update(flatten_evidence(evidence))
+    span.add_event(STEER_EVENT, event_attributes)
+    if blocked:
+        span.set_status(Status(StatusCode.ERROR, f"spanbreaker: steered: {detector}: {reason}"))
 
 
 def mark_warning(span: Span, detector: str, reason: str, evidence: Mapping[str, Any]) -> None:

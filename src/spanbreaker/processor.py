@@ -37,7 +37,7 @@ from .breaker import BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig
 from .coverage import check_spans
 from .engine import BreakerEngine, Stats
-from .errors import Tripped, trip_exception_for
+from .errors import Tripped, steer_exception_for, trip_exception_for
 from .verdict import Action, Verdict
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ __all__ = ["BreakerSpanProcessor", "Stats"]
 
 _SDK_SPANS = frozenset({Span, getattr(sdk_trace, "_Span", Span)})
 """The SDK's span classes (the tracer makes ``_Span``), whose fields the hot path reads directly."""
-_BLOCK, _WARN = Action.BLOCK, Action.WARN
+_BLOCK, _STEER, _WARN = Action.BLOCK, Action.STEER, Action.WARN
 
 
 def raw_attributes(span: Any) -> Mapping[str, Any]:
@@ -232,6 +232,9 @@ class BreakerSpanProcessor(SpanProcessor):
                     except Exception as exc:
                         engine.internal_error(exc)
         record, mode, block = verdict.record, self.config.mode, verdict.block
+        if verdict.action is _STEER and record is not None:
+            self._steer(verdict, record, block)
+            return
         if record is not None:
             for span in verdict.marks:
                 try:
@@ -252,6 +255,29 @@ class BreakerSpanProcessor(SpanProcessor):
         exception = trip_exception_for(_scope_name(block))
         raise exception(record.detector, record.reason, record.trace_id, record.evidence,
                         blocked=not verdict.new_trip)
+
+
+    def _steer(self, verdict: Verdict, record: TripRecord, block: Any) -> None:
+        """A steer: mark the span; in enforce mode end it (exported, marked blocked) and raise
+        :class:`~spanbreaker.Steered`, an ordinary exception the framework's tool-error path hands to the model."""
+        mode = self.config.mode
+        for span in verdict.marks:
+            try:
+                marking.mark_steered(span, record.detector, record.reason, record.evidence, mode,
+                                     blocked=block is not None and span is block)
+            except Exception as exc:
+                self.engine.internal_error(exc)
+        self.engine.announce(verdict)
+        if block is None:
+            return
+        try:
+            if all(span is not block for span in verdict.marks):
+                marking.mark_steered(block, record.detector, record.reason, {}, mode, blocked=True)
+            block.end()
+        except Exception as exc:
+            self.engine.internal_error(exc)
+        raise steer_exception_for(_scope_name(block))(record.detector, record.reason, record.trace_id,
+                                                      record.evidence)
 
 
 def _scope_name(span: Any) -> str | None:

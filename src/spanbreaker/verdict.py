@@ -22,8 +22,10 @@ class Action(IntEnum):
     WARN = 1
     """A detector is near its threshold: mark a ``spanbreaker.warning`` event; the call goes on."""
     STEER = 2
-    """Reserved, not produced yet: tell the agent to change course instead of stopping it (a later response
-    beside ``stop``; the façade will deliver it into the run). Until then the engine never returns it."""
+    """``response="steer"``: a loop detector's first finding on a tool call. The breaker stays CLOSED; in
+    enforce mode ``block`` is the call, which the façade ends as steered and fails with
+    :class:`~spanbreaker.Steered` (an ordinary exception the framework hands to the model); the detector's next
+    finding in that agent trips."""
     TRIP = 3
     """A detector tripped (or a remote trip or kill switch latched): the breaker opened, spans are marked; the
     call the verdict is about already ran (an end hook) or observe mode lets it run."""
@@ -39,14 +41,14 @@ class Verdict:
     reason: str
     evidence: dict[str, Any]
     record: TripRecord | None = None
-    """The trace's trip (TRIP and BLOCK); None for WARN."""
+    """The trace's trip (TRIP and BLOCK), the steer (STEER; the breaker holds no record of it); None for WARN."""
     mark_ids: tuple[int, ...] = ()
     """Span ids to mark: for a trip the detection span if still open, then its open ancestors up to the root;
     for a warning the one span that carries the event."""
     marks: tuple[Any, ...] = ()
     """The handles fed with ``mark_ids`` (same order): what the façade writes the marks on."""
     block: Any = None
-    """The handle of the span to end as blocked (BLOCK only; its call never runs)."""
+    """The handle of the span to end as blocked (BLOCK, and STEER in enforce mode; its call never runs)."""
     kind: Kind = Kind.OTHER
     """Kind of the span the verdict is about (metrics label the blocked calls by it)."""
     new_trip: bool = False

@@ -63,7 +63,7 @@ def test_the_engine_is_fed_plain_data_and_answers_a_loop_with_a_block_verdict() 
     assert again is not None and again.action is Action.BLOCK and not again.new_trip and again.mark_ids == ()
 
 
-def test_observe_mode_trips_without_blocking_and_steer_is_reserved() -> None:
+def test_observe_mode_trips_without_blocking_and_steer_sits_below_a_trip() -> None:
     engine = BreakerEngine(BreakerConfig(mode="observe"))
     verdict = _loop(engine, 8)
     assert verdict is not None and verdict.action is Action.TRIP and verdict.block is None

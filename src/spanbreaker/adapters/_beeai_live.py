@@ -35,6 +35,8 @@ from opentelemetry import trace as trace_api
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
 from opentelemetry.trace import Span, Status, StatusCode
 
+from ..errors import Steered
+
 logger = logging.getLogger("spanbreaker")
 
 SCOPE = "openinference.instrumentation.beeai"
@@ -157,6 +159,9 @@ class LiveBeeAIInstrumentor(BaseInstrumentor):  # type: ignore[misc]
             run.span = self._tracer.start_span(
                 wrapper.name, context=context, attributes=attributes,
                 start_time=_nanos(wrapper.started_at), openinference_span_kind=wrapper.kind)
+        except Steered:  # a steer: the processor ended the span; BeeAI's tool-error path tells the model
+            self._runs.pop(trace.run_id, None)
+            raise
         except Exception:
             self._runs.pop(trace.run_id, None)
             logger.warning("spanbreaker could not start a BeeAI span", exc_info=True)

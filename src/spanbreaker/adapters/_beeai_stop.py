@@ -10,6 +10,12 @@ Every BeeAI ``run()`` returns a ``beeai_framework.context.Run`` whose ``_run_tas
 caller awaits. Wrapping that one method unwraps the group at each run boundary: a nested agent's run, a tool
 run, the caller's ``await agent.run(...)``. Groups holding anything but trips and cancellations are left
 untouched.
+
+A steer (``response="steer"``) is an ordinary exception raised the same way, at a tool run's start event, where
+BeeAI wraps it in an ``EmitterError`` (its cause a group holding the steer) before the tool's own error
+handling runs. The agents turn only a ``ToolError`` into a tool result for the model, so the steer is raised
+as :class:`BeeSteered` (a ``ToolError`` and a :class:`~spanbreaker.Steered`) and unwrapped
+at the tool run's boundary, where the agent's ``except ToolError`` meets it.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import builtins
 import functools
 from typing import Any
 
-from ..errors import Tripped
+from ..errors import Steered, Tripped, register_steer_exception
 from .base import PatchLog
 
 _patches = PatchLog()
@@ -42,10 +48,47 @@ def only_trip(group: BaseException) -> Tripped | None:
     return found
 
 
-def install() -> None:
+def only_steer(error: BaseException) -> Steered | None:
+    """The steer inside an emitter error (its causes and groups), else None."""
+    stack: list[BaseException] = [error]
+    seen = 0
+    while stack and seen < 32:
+        current = stack.pop()
+        seen += 1
+        if isinstance(current, Steered):
+            return current
+        if isinstance(current, _GROUP):
+            stack.extend(reversed(current.exceptions))
+        elif current.__cause__ is not None:
+            stack.append(current.__cause__)
+        elif isinstance(cause := getattr(current, "cause", None), BaseException):  # FrameworkError's own
+            stack.append(cause)
+    return None
+
+
+def make_steer_exception() -> type[Steered]:
+    from beeai_framework.tools.errors import ToolError
+
+    class BeeSteered(Steered, ToolError):
+        """A steer on a BeeAI tool run: the agent's ``except ToolError`` hands its message to the model."""
+
+        def __init__(self, detector: str, reason: str, trace_id: str, evidence: Any = None) -> None:
+            # Also ToolError's, via super(). It stays "retryable": ReActAgent re-raises a non-retryable tool
+            # error out of the run instead of showing it to the model. Nothing retries it: the tool's own
+            # retry_options loop starts after the start event that raised it.
+            Steered.__init__(self, detector, reason, trace_id, evidence)
+
+    BeeSteered.__module__ = __name__
+    BeeSteered.__qualname__ = "BeeSteered"
+    return BeeSteered
+
+
+def install(scope: str | None = None) -> None:
     """Wrap ``Run._run_tasks`` (idempotent)."""
     from beeai_framework.context import Run
 
+    if scope is not None:
+        register_steer_exception(scope, make_steer_exception())
     if _patches:
         return
     original = Run._run_tasks
@@ -57,8 +100,16 @@ def install() -> None:
         except _GROUP as group:
             trip = only_trip(group)
             if trip is None:
-                raise
+                steer = only_steer(group)
+                if steer is None:
+                    raise
+                raise steer from None
             raise trip from None
+        except Exception as error:
+            steer = only_steer(error)
+            if steer is None:
+                raise
+            raise steer from None
 
     _patches.patch(Run, "_run_tasks", _run_tasks)
 

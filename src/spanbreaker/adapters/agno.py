@@ -33,7 +33,7 @@ from collections import OrderedDict
 from typing import Any
 
 from ..breaker import TripRecord
-from ..errors import Tripped, register_trip_exception
+from ..errors import Steered, Tripped, register_steer_exception, register_trip_exception
 from ..processor import BreakerSpanProcessor
 
 logger = logging.getLogger("spanbreaker")
@@ -61,6 +61,24 @@ def _make_trip_exception() -> type[Tripped]:
     AgnoTripped.__module__ = __name__
     AgnoTripped.__qualname__ = "AgnoTripped"
     return AgnoTripped
+
+
+def _make_steer_exception() -> type[Steered]:
+    from agno.exceptions import RetryAgentRun
+
+    class AgnoSteered(Steered, RetryAgentRun):
+        """A steer on an Agno tool span. Agno re-raises any other exception out of ``FunctionCall.execute``
+        (the run fails); an ``AgentRunException`` is its tool-error path to the model: the call is recorded
+        as failed and ``user_message`` joins the next prompt. ``RetryAgentRun`` does not stop the run."""
+
+        def __init__(self, detector: str, reason: str, trace_id: str, evidence: Any = None) -> None:
+            Steered.__init__(self, detector, reason, trace_id, evidence)  # also AgentRunException's, via super()
+            self.user_message = str(self)
+            self.error_id = "retry_agent_run_error"
+
+    AgnoSteered.__module__ = __name__
+    AgnoSteered.__qualname__ = "AgnoSteered"
+    return AgnoSteered
 
 
 class _RunIndex:
@@ -95,6 +113,7 @@ class AgnoAdapter:
         self.processor: BreakerSpanProcessor | None = None
         self.runs = _RunIndex()
         self.trip_exception: type[Tripped] | None = None
+        self.steer_exception: type[Steered] | None = None
 
     def available(self) -> bool:
         return (importlib.util.find_spec("agno") is not None
@@ -114,6 +133,9 @@ class AgnoAdapter:
             if self.trip_exception is None:
                 self.trip_exception = _make_trip_exception()
             register_trip_exception(SCOPE, self.trip_exception)
+            if self.steer_exception is None:
+                self.steer_exception = _make_steer_exception()
+            register_steer_exception(SCOPE, self.steer_exception)
             instrumentor = AgnoInstrumentor()
             if instrumentor.is_instrumented_by_opentelemetry:
                 # Agno's setup_tracing (or the application) instrumented first: keep its provider. If that is

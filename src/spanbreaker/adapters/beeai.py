@@ -42,7 +42,7 @@ class BeeAIAdapter:
         from openinference.instrumentation.beeai import BeeAIInstrumentor
 
         from . import _beeai_stop
-        from ._beeai_live import LiveBeeAIInstrumentor
+        from ._beeai_live import SCOPE, LiveBeeAIInstrumentor
 
         # The instance, not the constructor: BeeAIInstrumentor() re-runs __init__ on the singleton, which drops its
         # emitter cleanup so that uninstrument() could no longer detach it.
@@ -56,7 +56,7 @@ class BeeAIAdapter:
         if live.is_instrumented_by_opentelemetry:  # on another provider: move it to this one
             live.uninstrument()
         live.instrument(tracer_provider=tracer_provider)
-        _beeai_stop.install()
+        _beeai_stop.install(SCOPE)
         self._instrumentor = live
 
     def _claim_stock(self, stock_type: Any) -> None:

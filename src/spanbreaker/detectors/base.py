@@ -57,6 +57,10 @@ class Detector:
     """Base class: every hook is a no-op. Subclasses override the hooks they need."""
 
     id: ClassVar[str] = ""
+    steerable: ClassVar[bool] = False
+    """Under ``response="steer"`` this detector's first trip on a tool call in an agent steers instead: the call
+    is failed with a message to the model, and its next finding there trips. True for loop detectors, whose
+    finding a different next call can answer; budgets and context vetoes stop hard."""
     HOOKS: ClassVar[tuple[str, ...]] = (
         "tool_start", "tool_end", "model_start", "model_end", "step_end", "agent_start", "agent_end",
     )

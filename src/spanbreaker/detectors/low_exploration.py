@@ -14,6 +14,7 @@ from .base import Detector, Finding
 
 class LowExploration(Detector):
     id = "low_exploration"
+    steerable = True
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         observation = scope.tools  # what recording this call found

@@ -16,6 +16,7 @@ from .base import Detector, Finding
 
 class ToolRepeat(Detector):
     id = "tool_repeat"
+    steerable = True
 
     def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         config = self.config

@@ -14,6 +14,7 @@ from .base import Detector, Finding
 
 class ToolStreak(Detector):
     id = "tool_streak"
+    steerable = True
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
         streak = scope.tools  # what recording this call found
