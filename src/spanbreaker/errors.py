@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 
 class ConfigError(ValueError):
@@ -83,6 +83,7 @@ def steer_message(reason: str) -> str:
             f"change course (different arguments, another tool, or a final answer).")
 
 
+_E = TypeVar("_E", bound=BaseException)
 _variants: dict[str, type[Tripped]] = {}
 _steer_variants: dict[str, type[Steered]] = {}
 _variants_lock = threading.Lock()
@@ -110,17 +111,18 @@ def register_steer_exception(scope_prefix: str, exception_type: type[Steered]) -
 
 def steer_exception_for(scope_name: str | None) -> type[Steered]:
     """The exception class to raise for a steer on a span of the given instrumentation scope."""
-    if scope_name:
-        for prefix, exception_type in _steer_variants.items():
-            if scope_name.startswith(prefix):
-                return exception_type
-    return Steered
+    return _variant(_steer_variants, scope_name, Steered)
 
 
 def trip_exception_for(scope_name: str | None) -> type[Tripped]:
     """The exception class to raise for a span of the given instrumentation scope (O(variants))."""
+    return _variant(_variants, scope_name, Tripped)
+
+
+def _variant(variants: Mapping[str, type[_E]], scope_name: str | None, default: type[_E]) -> type[_E]:
+    """The variant registered for the first prefix of ``scope_name`` (in registration order), else ``default``."""
     if scope_name:
-        for prefix, exception_type in _variants.items():
+        for prefix, exception_type in variants.items():
             if scope_name.startswith(prefix):
                 return exception_type
-    return Tripped
+    return default

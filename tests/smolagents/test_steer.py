@@ -11,26 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from smolagents import CodeAgent, ToolCallingAgent, tool
+from smolagents import CodeAgent, ToolCallingAgent
 from smolagents.monitoring import LogLevel
 
 import spanbreaker
 
 from .conftest import Rig
 from .scripted import ScriptedModel, call, code, final_call, final_code
-
-RAN: list[str] = []
-
-
-@tool
-def web_search(query: str) -> str:
-    """Searches the web.
-
-    Args:
-        query: what to look for
-    """
-    RAN.append(query)
-    return ""
+from .test_tool_calling_agent import SEARCHES as RAN
+from .test_tool_calling_agent import web_search
 
 
 def prompt_text(messages: list[Any]) -> str:

@@ -18,7 +18,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from .readers import Problem
-from .report import SWEEP_COLUMNS, Summary, evidence_text, label, outcome_line, sweep_cells
+from .report import SWEEP_COLUMNS, Summary, evidence_text, label, outcome_line, steer_text, sweep_cells
 from .runner import TraceResult
 
 if TYPE_CHECKING:
@@ -105,6 +105,7 @@ def _trace_section(result: TraceResult) -> str:
     facts = [
         ("run", "label", label(result)),
         ("outcome", "outcome", result.outcome.word if result.outcome else "not labelled"),
+        ("would steer at", "steer", steer_text(result) or "no steer"),
         ("detector", "detector", result.detector),
         ("reason", "reason", result.reason), ("step", "step", result.step), ("span", "span_name", result.span_name),
         ("model calls after trip", "model_calls_after", result.model_calls_after),
@@ -160,7 +161,8 @@ def render(results: list[TraceResult], summary: Summary, problems: list[Problem]
         problems_html = f'<h2>Input problems</h2><ul id="problems">{items}</ul>'
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return _template().substitute(
-        title=_e(title), generated=now, traces=summary.traces, tripped=summary.tripped, spans=summary.spans,
+        title=_e(title), generated=now, traces=summary.traces, tripped=summary.tripped, steered=summary.steered,
+        spans=summary.spans,
         calls_after_trip=summary.calls_after_trip, problems=len(problems), detector_rows=detector_rows,
         traces_html=sections, problems_html=problems_html, sweep_html=sweep_html(sweep),
         outcomes=_e(outcome_line(summary) or "no outcome labels"),

@@ -50,6 +50,9 @@ class Summary:
     unsuccessful_tripped: int = 0
     by_detector: dict[str, DetectorSummary] = field(default_factory=dict)
 
+    steered: int = 0
+    """Traces a steer would have reached first (``response="steer"``)."""
+
     def add(self, result: TraceResult) -> None:
         self.traces += 1
         self.spans += result.spans
@@ -57,6 +60,7 @@ class Summary:
         if success is not None:
             self.labelled += 1
             self.successful += success
+        self.steered += result.steered
         if not result.tripped or result.detector is None:
             return
         self.tripped += 1
@@ -75,7 +79,7 @@ class Summary:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "traces": self.traces, "tripped": self.tripped, "spans": self.spans,
+            "traces": self.traces, "tripped": self.tripped, "steered": self.steered, "spans": self.spans,
             "calls_after_trip": self.calls_after_trip, "tokens_after_trip": self.tokens_after_trip,
             "labelled": self.labelled, "successful": self.successful,
             "successful_tripped": self.successful_tripped, "unsuccessful_tripped": self.unsuccessful_tripped,
@@ -111,10 +115,11 @@ def verdict_table(results: list[TraceResult], show_all: bool = False) -> Table:
     rows = listed(results, show_all)
     labelled = any(r.outcome is not None for r in results)
     table = Table(title="Replay verdicts", show_lines=False)
-    for name, justify in (("trace", "left"), ("run", "left"), ("outcome", "left"), ("tripped", "left"),
-                          ("detector", "left"), ("step", "left"), ("span", "left"), ("model calls after", "right"),
-                          ("tool calls after", "right"), ("reason", "left")):
-        if name == "outcome" and not labelled:
+    steering = any(r.steered for r in results)
+    for name, justify in (("trace", "left"), ("run", "left"), ("outcome", "left"), ("would steer at", "left"),
+                          ("tripped", "left"), ("detector", "left"), ("step", "left"), ("span", "left"),
+                          ("model calls after", "right"), ("tool calls after", "right"), ("reason", "left")):
+        if (name == "outcome" and not labelled) or (name == "would steer at" and not steering):
             continue
         table.add_column(name, justify=justify, overflow="fold",  # type: ignore[arg-type]
                          no_wrap=name in ("trace", "tripped", "step"))
@@ -122,10 +127,20 @@ def verdict_table(results: list[TraceResult], show_all: bool = False) -> Table:
         cells = [r.trace_id[:16], label(r), r.outcome.word if r.outcome else "", "yes" if r.tripped else "no",
                  r.detector or "", r.step or "", r.span_name or "", str(r.model_calls_after) if r.tripped else "",
                  str(r.tool_calls_after) if r.tripped else "", r.reason or ""]
+        if steering:
+            cells.insert(3, steer_text(r))
         if not labelled:
             del cells[2]
         table.add_row(*cells)
     return table
+
+
+def steer_text(result: TraceResult) -> str:
+    """Where a steer would have failed a call first: ``detector at step (span)``; empty when none would."""
+    steer = result.steer
+    if steer is None:
+        return ""
+    return f"{steer['detector']} at {steer['step'] or '?'} ({steer['span_name'] or steer['span_id']})"
 
 
 def evidence_text(result: TraceResult) -> str:
@@ -216,6 +231,9 @@ def print_report(console: Console, results: list[TraceResult], summary: Summary,
         if any(r.tripped for r in rows):
             console.print(evidence_table(rows))
     console.print(summary_table(summary))
+    if summary.steered:
+        console.print(f"response=steer: {summary.steered} traces would have been steered first; "
+                      f"the trips above are where each would stop if the agent kept on")
     if summary.labelled:
         console.print(f"Outcome labels: {outcome_line(summary)}")
     if sweep:

@@ -65,6 +65,13 @@ class TraceResult:
     """The run's outcome label from its resource (``eval.success``, ``swebench.resolved``), if it carries one."""
     trip_calls: list[CallRef] = field(default_factory=list)
     """The recorded calls the trip's evidence counts (ids and fingerprints only)."""
+    steer: dict[str, Any] | None = None
+    """``response="steer"``: where the first steer would have failed a call (``detector``, ``reason``, ``step``,
+    ``span_name``, ``span_id``); the trip fields above are then where the run would have stopped after it."""
+
+    @property
+    def steered(self) -> bool:
+        return self.steer is not None
 
     @property
     def success(self) -> bool | None:
@@ -94,7 +101,7 @@ class TraceResult:
             "tool_calls_after": self.tool_calls_after, "tokens_after_trip": self.tokens_after_trip,
             "spans": self.spans, "steps": len(self.steps), "model_calls": self.model_calls,
             "tool_calls": self.tool_calls, "tokens": self.tokens, "evidence": _jsonable(self.shown_evidence),
-            "trip_calls": [c.as_json() for c in self.trip_calls],
+            "trip_calls": [c.as_json() for c in self.trip_calls], "steer": self.steer,
             "outcome": self.outcome.word if self.outcome else None, "success": self.success,
             "outcome_key": self.outcome.key if self.outcome else None,
             "resource": _jsonable(self.resource), "source": self.source,
@@ -105,7 +112,7 @@ class TraceResult:
         return {"tripped": self.tripped, "detector": self.detector, "reason": self.reason, "step": self.step,
                 "span_id": self.span_id, "calls_after_trip": self.calls_after_trip,
                 "model_calls_after": self.model_calls_after, "tool_calls_after": self.tool_calls_after,
-                "tokens_after_trip": self.tokens_after_trip}
+                "tokens_after_trip": self.tokens_after_trip, "steer": self.steer}
 
 
 def _jsonable(value: Any) -> Any:
@@ -191,6 +198,10 @@ def _result(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence:
         spans=len(trace.spans), model_calls=recorded.model_calls, tool_calls=recorded.tool_calls,
         tokens=sum(s.tokens for s in steps), steps=steps, outcome=recorded.outcome,
     )
+    steer = feeder.processor.engine.steer_record(trace.trace_id)
+    if steer is not None:
+        result.steer = {"detector": steer.detector, "reason": steer.reason, "step": steer.step,
+                        "span_name": steer.span_name, "span_id": steer.span_id}
     record = feeder.processor.trip_record(trace.trace_id)
     if record is None:
         return result
