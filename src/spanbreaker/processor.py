@@ -17,7 +17,9 @@ Where the trip reaches the framework: ``on_start`` of a TOOL, LLM or AGENT span 
 :class:`~spanbreaker.Tripped` (or the variant registered for the span's instrumentation scope) when a detector
 vetoes the call or the trace's breaker is OPEN. The vetoed span is ended here, marked
 ``spanbreaker.blocked``, so it is exported rather than lost. A trip found in ``on_end`` (a result, a token
-count) opens the breaker; the next call in the trace is the one blocked.
+count) opens the breaker; the next call in the trace is the one blocked. Under ``response="steer"`` a loop
+detector's first finding on a TOOL span ends that span as steered and raises :class:`~spanbreaker.Steered`
+instead (or the variant registered for its scope), an ordinary exception the framework hands to the model.
 """
 
 from __future__ import annotations
