@@ -114,8 +114,11 @@ class BreakerConfig:
 
     # --- budgets per trace ------------------------------------------------------------------------------
     max_tokens: int = field(default=5_000_000, metadata=_int(1, doc="tokens per trace"))
-    max_model_calls: int = field(default=300, metadata=_int(1, doc="model calls per trace"))
-    max_tool_calls: int = field(default=600, metadata=_int(1, doc="tool calls per trace"))
+    # The call budgets are a safety net for what no loop detector recognises, not a detector: they sit above
+    # the longest healthy run seen (a sub-agent harness resolving SWE-bench in 741 model / 809 tool calls,
+    # counted per trace over every agent), and a user who knows the agent sets them lower.
+    max_model_calls: int = field(default=1000, metadata=_int(1, doc="model calls per trace"))
+    max_tool_calls: int = field(default=2000, metadata=_int(1, doc="tool calls per trace"))
     max_tool_calls_per_step: int = field(default=100, metadata=_int(1, doc="tool calls in one step"))
     max_cost_usd: float = field(default=25.0, metadata=_float(0.0, doc="USD per trace"))
     budget_warn_fraction: float = field(default=0.8, metadata=_float(0.0, 1.0, doc="fraction of budget"))

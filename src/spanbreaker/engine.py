@@ -333,6 +333,7 @@ class BreakerEngine:
                             return pending
                 elif kind is _LLM:
                     trace.totals.model_calls += 1
+                    scope.tools.model_turn()  # repeats count once per model turn (progress.py)
                     signal = entry.signal = model_start(name, attributes, self._cap)
                     hooks = self._model_start_hooks
                 else:

@@ -6,7 +6,10 @@ repetition only counts while *nothing changed*:
 
 * exact tier: a call changes the world (advances ``change_seq``) when its (tool, arguments) key is new in
   this agent's history, or when it returned a different result than the last time it was made. An identical
-  call with an identical result and no change since its previous occurrence extends its streak.
+  call with an identical result and no change since its previous occurrence extends its streak, once per
+  model turn: a loop is the model seeing the same result and asking again. Identical calls inside one turn
+  (a parallel batch, a tool's own retries, a platform hook run at every hand-off) are one decision, made
+  before any of their results was seen. A scope that shows no model call counts every call.
 * near-duplicate tier: a call is "new" unless an earlier call of the same tool had similar arguments *and* a
   similar result (rapidfuzz on bounded, normalised text; word order ignored for arguments). A run of calls
   that are not new is an agent going round in circles (``low_exploration``); the paraphrases of one query
@@ -40,9 +43,9 @@ INFORMATIVE_CHARS = 64
 """Results shorter than this (normalised) are compared by exact arguments only."""
 
 
-_RESULT, _STREAK, _MARK = 0, 1, 2
-"""A key's history is a list [result key, streak, change_seq when the streak began]: a list costs a fraction of
-an object to make, and a new key is the common case."""
+_RESULT, _STREAK, _MARK, _TURN = 0, 1, 2, 3
+"""A key's history is a list [result key, streak, change_seq when the streak began, model turn of its last
+counted call]: a list costs a fraction of an object to make, and a new key is the common case."""
 
 
 @dataclass(slots=True)
@@ -104,12 +107,14 @@ class ToolHistory:
     right away, under the same lock).
     """
 
-    __slots__ = ("_keys", "_recent", "_run", "_streak_tool", "_windows", "change_seq", "new", "paraphrases",
-                 "similarity", "stale_run", "unhelpful_streak")
+    __slots__ = ("_echo", "_keys", "_recent", "_run", "_streak_tool", "_windows", "change_seq", "new", "paraphrases",
+                 "similarity", "stale_run", "turn", "unhelpful_streak")
 
     def __init__(self, similarity: float) -> None:
         self.similarity = similarity
         self.change_seq = 0
+        self.turn = 0
+        """Model calls started in this scope (:meth:`model_turn`); 0 while none was seen."""
         self._keys: OrderedDict[object, list[Any]] = OrderedDict()
         self._recent: deque[_Recent] = deque()
         """The scope's last :data:`RECENT` calls, any tool, oldest first."""
@@ -117,6 +122,8 @@ class ToolHistory:
         """The same calls, per tool."""
         self._run = 0
         self._streak_tool = ""
+        self._echo = False
+        """The call being recorded repeats one of this model turn exactly (same arguments, same result)."""
         self.new = True
         """The last call was a new query or brought new information (near-duplicate tier)."""
         self.stale_run = 0
@@ -126,14 +133,23 @@ class ToolHistory:
         self.unhelpful_streak = 0
         """Consecutive calls of the last call's tool whose results were empty or errors (that one included)."""
 
+    def model_turn(self) -> None:
+        """A model call started in this scope: the next identical call is a new decision."""
+        self.turn += 1
+
     def repeats_without_progress(self, key: object) -> int:
-        """How many identical calls with identical results ran since anything last changed."""
+        """How many identical calls with identical results ran since anything last changed, counted once per
+        model turn; 0 when the next call of ``key`` would not count (nothing changed, but no model call
+        either since the last one counted)."""
         history = self._keys.get(key)
         if history is None or history[_MARK] != self.change_seq:
+            return 0
+        if self.turn and history[_TURN] == self.turn:
             return 0
         return int(history[_STREAK])
 
     def record(self, call: ToolCall) -> None:
+        self._echo = False
         new_key = self._record_exact(call)
         raw = call.raw_args
         # The ASCII digits of the arguments, in one C pass (no regex): see _Recent.digits.
@@ -144,7 +160,7 @@ class ToolHistory:
         if new:
             self._run += 1
             self.stale_run = 0
-        else:
+        elif not self._echo:  # an identical call in the same model turn is not another decision
             self.stale_run += 1
         self.new, self.paraphrases = new, paraphrases
         entry.run = self._run
@@ -188,19 +204,25 @@ class ToolHistory:
         history = keys.get(call.key)
         if history is None:
             self.change_seq += 1
-            keys[call.key] = [call.result_key, 1, self.change_seq]
+            keys[call.key] = [call.result_key, 1, self.change_seq, self.turn]
             if len(keys) > MAX_KEYS:
                 keys.popitem(last=False)
             return True
         keys.move_to_end(call.key)
         if history[_RESULT] == call.result_key and history[_MARK] == self.change_seq:
-            history[_STREAK] += 1
+            turn = self.turn
+            if not turn or history[_TURN] != turn:
+                history[_STREAK] += 1
+                history[_TURN] = turn
+            else:
+                self._echo = True
             return False
         if history[_RESULT] != call.result_key:
             self.change_seq += 1
         history[_RESULT] = call.result_key
         history[_STREAK] = 1
         history[_MARK] = self.change_seq
+        history[_TURN] = self.turn
         return False
 
     def _near_duplicates(self, call: ToolCall, entry: _Recent, new_key: bool,

@@ -59,6 +59,62 @@ def test_tool_repeat_quiet_on_pagination_and_on_changing_results(harness: Harnes
     assert harness.trips == []
 
 
+def test_tool_repeat_counts_a_model_turn_once_and_trips_when_the_model_asks_again() -> None:
+    """The loop is the model seeing the same answer and asking again: five turns, each re-sending a batch of
+    three identical calls with the identical error, trip at the fifth turn's first call."""
+    h = only("tool_repeat")
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for n in range(1, 10):
+            with h.step(n):
+                h.llm()
+                for _ in range(3):
+                    h.tool("bash", {"command": "test -w /data && mkdir -p /data/cache"}, output='{"exitCode": 1}')
+    assert tripped(h) == "tool_repeat"
+    assert h.trips[0].evidence["identical_calls"] == 5
+    assert len(h.named("SimpleTool")) == 13  # four turns of three ran; the fifth turn's first call was vetoed
+
+
+def test_tool_repeat_quiet_on_identical_calls_inside_one_turn() -> None:
+    """Look-alike: a platform probe run several times at each hand-off (or a tool's own retries, a duplicated
+    parallel batch): six identical calls in one turn, three more two turns later, work in between. The model
+    never asked again after seeing the answer more than twice: quiet."""
+    h = only("tool_repeat")
+    probe = {"command": "test -w /data && mkdir -p /data/cache"}
+    with h.agent():
+        with h.step(1):
+            h.llm()
+            for _ in range(6):
+                h.tool("bash", probe, output='{"exitCode": 1}')
+        with h.step(2):
+            h.llm()
+            h.tool("read_file", {"path": "src/app.py"}, output="def main(): ...")
+        with h.step(3):
+            h.llm()
+            for _ in range(3):
+                h.tool("bash", probe, output='{"exitCode": 1}')
+    assert h.trips == []
+
+
+def test_low_exploration_counts_identical_calls_of_one_turn_once() -> None:
+    """Look-alike for low_exploration: a probe run six times at each of two hand-offs is eleven stale calls
+    but two decisions: quiet. The same probe asked again over separate turns trips at the window."""
+    h = only("low_exploration")
+    probe = {"command": "test -w /data && mkdir -p /data/cache"}
+    with h.agent():
+        for n in range(1, 3):
+            with h.step(n):
+                h.llm()
+                for _ in range(6):
+                    h.tool("bash", probe, output='{"exitCode": 1}')
+    assert h.trips == []
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for n in range(1, 14):
+            with h.step(n):
+                h.llm()
+                h.tool("bash", probe, output='{"exitCode": 1}')
+    assert tripped(h) == "low_exploration"
+
+
 def test_tool_repeat_exempts_polling_tools_on_the_allowlist() -> None:
     h = make_harness(allowlist=frozenset({"check_job_status"}))
     with h.agent():

@@ -2,8 +2,10 @@
 
 Decided in ``tool_start``: the arguments are already on the span, so the next identical call is vetoed
 before it runs. Re-running tests after an edit does not count (the edit changed the world); neither does
-pagination (each page is a different call) nor a call whose result changed. Polling tools on the allowlist
-are exempt (``tool_streak`` still bounds them).
+pagination (each page is a different call) nor a call whose result changed. Repeats are counted once per
+model turn (see :mod:`spanbreaker.progress`): a batch of identical calls in one turn, or a tool retried by
+its own wrapper, is one decision; the model asking again after seeing the same answer is the loop. Polling
+tools on the allowlist are exempt (``tool_streak`` still bounds them).
 """
 
 from __future__ import annotations
