@@ -83,6 +83,7 @@ bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/smolagents_scenarios.py
 	$(PY) benchmarks/agno_scenarios.py
 	$(PY) benchmarks/beeai_scenarios.py
+	$(PY) benchmarks/genai_scenarios.py
 	$(PY) benchmarks/redis_state_cost.py
 
 clean:

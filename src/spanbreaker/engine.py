@@ -382,7 +382,8 @@ class BreakerEngine:
                 if kind is _TOOL:
                     if not isinstance(signal, ToolCall):
                         return None  # admitted without detection (observe mode while OPEN)
-                    fill_tool_result(signal, attributes, events, status, self._cap, self._format_types)
+                    fill_tool_result(signal, attributes, events, status, self._cap, self._format_types,
+                                     self._volatile)
                     scope.tools.record(signal)
                     hooks = self._tool_end_hooks
                 elif kind is _LLM:
@@ -418,7 +419,8 @@ class BreakerEngine:
                         caller = trace.scope(entry.chain[-2])
                         caller.delegations.record(ToolCall(
                             signal.name, delegation_key(signal.name, signal.task_key), None, signal.output_key,
-                            error=signal.error))
+                            error=signal.error, args_known=signal.task_known,
+                            result_known=signal.output_known or signal.error is not None))
                     hooks = self._agent_end_hooks
                 return self._detect(trace, scope, entry, signal, hooks, now, False)
             finally:

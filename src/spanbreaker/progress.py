@@ -150,6 +150,9 @@ class ToolHistory:
 
     def record(self, call: ToolCall) -> None:
         self._echo = False
+        if not (call.args_known and call.result_known):
+            self._record_unknown(call)
+            return
         new_key = self._record_exact(call)
         raw = call.raw_args
         # The ASCII digits of the arguments, in one C pass (no regex): see _Recent.digits.
@@ -181,6 +184,19 @@ class ToolHistory:
         else:
             self._streak_tool = call.name
             self.unhelpful_streak = 1 if unhelpful else 0
+
+    def _record_unknown(self, call: ToolCall) -> None:
+        """A call whose arguments or result were never recorded: nothing can say it repeated an earlier one, nor
+        that nothing changed, so it counts as a change (``change_seq``) and as new; it joins no window, where it
+        would be compared as if its text were empty."""
+        self.change_seq += 1
+        self._run += 1
+        self.new, self.stale_run, self.paraphrases = True, 0, 0
+        if call.error is not None and call.name == self._streak_tool:
+            self.unhelpful_streak += 1
+        else:
+            self._streak_tool = call.name
+            self.unhelpful_streak = 1 if call.error is not None else 0
 
     def _forget(self, old: _Recent) -> None:
         """``old`` left the recent window: it is the oldest entry of its tool's window too."""

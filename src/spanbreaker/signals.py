@@ -98,6 +98,13 @@ class ToolCall:
     empty: bool = False
     error: str | None = None
     """Root exception class name when the call failed."""
+    args_known: bool = True
+    """The arguments were recorded. When not (yet) on the span at start, ``key`` means nothing until the span
+    ends with them; a call whose arguments are never recorded is never compared with another."""
+    result_known: bool = True
+    """The result was recorded (or the call failed). An unrecorded result is unknown, never identical or empty."""
+    keyed_at_end: bool = False
+    """The arguments arrived only when the span ended: repetition is decided then, and the next call vetoed."""
     _args_text: str | None = None
     _args_sorted: str | None = None
     _result_text: str | None = None
@@ -149,6 +156,10 @@ class ModelCall:
     cost_usd: float | None = None
     tokens: int = 0
     """Tokens the call used: the reported total, else prompt + completion (set with the result)."""
+    input_at_end: bool = False
+    """The messages sent were not on the span at start, only at its end: size checks are decided then."""
+    first_in_scope: bool = False
+    """The agent's first model call of the run (set by session_bloat when it cannot decide at start)."""
 
 
 @dataclass(slots=True)
@@ -162,6 +173,10 @@ class AgentRun:
     name: str
     task_key: int
     """Key of the task text (see :class:`ToolCall` for keys)."""
+    task_known: bool = True
+    """The task was recorded at start (else read again at the end; a delegation with an unknown task or
+    output is never compared with another)."""
+    output_known: bool = True
     output_key: int = 0
     output_text: str | None = None
     error: str | None = None

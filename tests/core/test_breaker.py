@@ -209,7 +209,8 @@ def test_registered_variant_is_raised_for_its_scope_and_caught_as_tripped() -> N
     with pytest.raises(Tripped) as caught, tracer.start_as_current_span("a.run", attributes=agent_attributes):
         for _ in range(6):
             with tracer.start_as_current_span("fetch", attributes={"openinference.span.kind": "TOOL",
-                                                                   "tool.name": "fetch", "input.value": "{}"}):
+                                                                   "tool.name": "fetch", "input.value": "{}",
+                                                                   "output.value": "same page"}):
                 pass
     assert isinstance(caught.value, FrameworkCancelled)
     with pytest.raises(TypeError):

@@ -138,8 +138,8 @@ def test_processor_works_on_a_provider_that_already_has_processors() -> None:
     with pytest.raises(Tripped), provider.get_tracer("t").start_as_current_span(
             "a.run", attributes={"openinference.span.kind": "AGENT"}):
         for _ in range(6):
-            with provider.get_tracer("t").start_as_current_span(
-                    "t", attributes={"openinference.span.kind": "TOOL", "tool.name": "t", "input.value": "{}"}):
+            with provider.get_tracer("t").start_as_current_span("t", attributes={
+                    "openinference.span.kind": "TOOL", "tool.name": "t", "input.value": "{}", "output.value": "x"}):
                 pass
 
 

@@ -13,4 +13,6 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.agno",
     "spanbreaker.adapters.beeai",
     "spanbreaker.adapters.langchain",
+    "spanbreaker.adapters.openai_agents",
+    "spanbreaker.adapters.pydantic_ai",
 )

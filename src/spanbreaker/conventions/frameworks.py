@@ -8,6 +8,8 @@ spans (see ``reference/`` in the shared material), not written down anywhere:
 * tool argument envelopes: smolagents records ``{"args": [], "sanitize_inputs_outputs": true, "kwargs": ...}``.
 * wrapper errors: smolagents wraps a ``KeyError`` as ``AgentExecutionError`` whose message names the root.
 * Agno marks the history it re-sends (``"from_history": true``); the Agno adapter marks failed validations.
+* pydantic-ai's deprecated span formats keep tool arguments and results under ``tool_arguments`` /
+  ``tool_response``, and its agent span the run's output under ``final_result``.
 """
 
 from __future__ import annotations
@@ -22,9 +24,18 @@ NAME = "frameworks"
 
 KEYS: dict[str, str] = {
     "validation_failed": "spanbreaker.validation_failed",
+    "legacy_tool_arguments": "tool_arguments",
+    "legacy_tool_result": "tool_response",
+    "final_result": "final_result",
 }
 VALIDATION_FAILED = KEYS["validation_failed"]
 """Set ``true`` by the Agno adapter on an agent span whose structured output failed validation."""
+LEGACY_TOOL_ARGUMENTS = KEYS["legacy_tool_arguments"]
+LEGACY_TOOL_RESULT = KEYS["legacy_tool_result"]
+"""pydantic-ai's tool spans in its deprecated data formats (``version=2``, 3, 4): the arguments and result under
+these keys instead of the GenAI ones."""
+FINAL_RESULT = KEYS["final_result"]
+"""pydantic-ai's agent span: the run's output."""
 
 LLM_NAME_SUFFIXES = (".invoke", ".ainvoke", ".invoke_stream", ".ainvoke_stream", ".generate", ".generate_stream",
                      ".create", ".acreate")

@@ -1,5 +1,17 @@
 """The OpenTelemetry semantic conventions: GenAI (``gen_ai.*``) and the general exception event.
 
+What the breaker reads from a span written in GenAI names, and when (``docs/conformance.md`` has the measured
+instrumentors):
+
+* tool calls (``execute_tool``): ``gen_ai.tool.name``; ``gen_ai.tool.call.arguments`` and
+  ``gen_ai.tool.call.result`` are opt-in (content capture), so either may be missing altogether, or set only
+  when the span ends. Missing is "unknown", never "empty": such a call is not compared as identical to another.
+* inference (``chat``, ...): ``gen_ai.input.messages`` (a JSON array of ``{"role", "parts"}``) is the prompt the
+  size checks estimate from, ``gen_ai.system_instructions`` beside it; ``gen_ai.usage.input_tokens`` /
+  ``output_tokens`` the reported usage; models and provider.
+* agents (``invoke_agent``): ``gen_ai.agent.name``, ``gen_ai.conversation.id`` (the session), the agent's input
+  and output as ``gen_ai.input.messages`` / ``gen_ai.output.messages``.
+
 Read after OpenInference, figure by figure: a span that carries both (an OpenInference instrumentor that also
 writes GenAI names) gives the OpenInference value. Covers what the readers use today; a span written only in
 GenAI names (``invoke_agent``, ``execute_tool``, ``chat``) is classified and read here.
@@ -28,6 +40,8 @@ KEYS: dict[str, str] = {
     "output_tokens": "gen_ai.usage.output_tokens",
     "completion_tokens": "gen_ai.usage.completion_tokens",
     "agent_name": "gen_ai.agent.name",
+    "input_messages": "gen_ai.input.messages",
+    "output_messages": "gen_ai.output.messages",
     "conversation": "gen_ai.conversation.id",
     "exception_type": "exception.type",
     "exception_message": "exception.message",
@@ -46,6 +60,8 @@ OUTPUT_TOKENS = KEYS["output_tokens"]
 COMPLETION_TOKENS = KEYS["completion_tokens"]
 AGENT_NAME = KEYS["agent_name"]
 CONVERSATION = KEYS["conversation"]
+INPUT_MESSAGES = KEYS["input_messages"]
+OUTPUT_MESSAGES = KEYS["output_messages"]
 EXCEPTION_TYPE = KEYS["exception_type"]
 EXCEPTION_MESSAGE = KEYS["exception_message"]
 EXCEPTION_EVENT = "exception"
@@ -76,6 +92,19 @@ def kind_by_name(name: str) -> Kind | None:
     if name.startswith(TOOL_SPAN_PREFIX):
         return Kind.TOOL
     return None
+
+
+ROLE_MARKERS = ('"role":', '"role" :')
+SYSTEM_MARKERS = ('"role":"system"', '"role": "system"')
+
+
+def history_messages(raw: str, cap: int) -> int:
+    """Messages in ``gen_ai.input.messages`` before the newest one, system instructions aside: what a first model
+    call of a run carries over from earlier turns (a reused conversation). Counted within ``cap`` characters,
+    without parsing the JSON."""
+    total = raw.count(ROLE_MARKERS[0], 0, cap) + raw.count(ROLE_MARKERS[1], 0, cap)
+    system = raw.count(SYSTEM_MARKERS[0], 0, cap) + raw.count(SYSTEM_MARKERS[1], 0, cap)
+    return max(0, total - system - 1)
 
 
 def named(name: str, prefix: str) -> str | None:

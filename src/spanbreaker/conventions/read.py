@@ -52,20 +52,28 @@ def tool_start(name: str, attributes: Mapping[str, Any], volatile: frozenset[str
     An agent that loops emits the same call text again, so the exact tier keys the recorded text (one hash,
     no JSON round trip on the hot path). Arguments naming a volatile key (a timestamp, a request id) are
     parsed and re-serialised without it, so those calls still match.
+
+    Arguments not on the span yet (the OpenAI Agents instrumentor sets them when the span ends; GenAI content
+    capture may be off) are unknown, not empty: the call is keyed when it ends (:func:`fill_tool_result`).
     """
     tool, text = _tool_arguments(name, attributes, volatile, cap)
+    if text is None:
+        return ToolCall(tool, 0, None, args_known=False)
     key = hash((tool, text)) if len(text) <= cap else hash((tool, digest(text, cap)))
     # Positional (name, key, raw_args): cheaper than keywords on the hot path.
     return ToolCall(tool, key, text if len(text) < _QUERY_RAW_CHARS else None)
 
 
-def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> tuple[str, str]:
-    """The tool's name and its canonical argument text."""
+def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozenset[str],
+                    cap: int) -> tuple[str, str | None]:
+    """The tool's name and its canonical argument text (None when no argument key is on the span)."""
     value = attributes.get(oi.TOOL_NAME)
     tool = value[:128] if type(value) is str and value else tool_name(name, attributes)  # common case inline
     raw = attributes.get(oi.INPUT)
     if raw is None:
-        raw = pick(attributes, ga.TOOL_ARGUMENTS, oi.TOOL_PARAMETERS)
+        raw = pick(attributes, ga.TOOL_ARGUMENTS, fw.LEGACY_TOOL_ARGUMENTS, oi.TOOL_PARAMETERS)
+        if raw is None:
+            return tool, None
     text = raw if type(raw) is str else (as_str(raw) or "")
     if text and text[0] in "{[" and _names_volatile_key(text, volatile):
         text = canonical_args(text, volatile, cap)
@@ -80,7 +88,7 @@ def args_fingerprint(tool: str, attributes: Mapping[str, Any], volatile: frozens
     :func:`tool_start` read it from the same attributes.
     """
     _, text = _tool_arguments(tool, attributes, volatile, cap)
-    return digest(f"{tool}\x1f{text}", cap)
+    return digest(f"{tool}\x1f{text or ''}", cap)
 
 
 _VOLATILE_PATTERNS: dict[frozenset[str], tuple[str, ...]] = {}
@@ -101,10 +109,21 @@ def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
 
 
 def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
-                     cap: int, format_types: frozenset[str]) -> None:
+                     cap: int, format_types: frozenset[str], volatile: frozenset[str] = frozenset()) -> None:
+    """What came back; and the arguments, when they were not on the span at start.
+
+    A result that was not recorded (no result key, no failure) is unknown: ``result_known`` is False and the call
+    is neither empty nor identical to any other.
+    """
+    if not call.args_known:
+        _tool, text = _tool_arguments(call.name, attributes, volatile, cap)
+        if text is not None:
+            call.key = hash((call.name, text)) if len(text) <= cap else hash((call.name, digest(text, cap)))
+            call.raw_args = text if len(text) < _QUERY_RAW_CHARS else None
+            call.args_known = call.keyed_at_end = True
     raw = attributes.get(oi.OUTPUT)  # the OpenInference key first: one lookup on the common path
     if raw is None:
-        raw = attributes.get(ga.TOOL_RESULT)
+        raw = pick(attributes, ga.TOOL_RESULT, fw.LEGACY_TOOL_RESULT)
     output = raw if type(raw) is str else as_str(raw)
     if output is not None and output.startswith(lc.TOOL_MESSAGE):  # LangChain's envelope: its content
         output = lc.tool_result(output, cap)
@@ -117,7 +136,8 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
         text = f"error:{error}"
     call.result_key = text_key(text, cap)
     call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
-    call.empty = error is None and (output is None or (len(output) <= 64 and is_empty_result(output)))
+    call.result_known = output is not None or error is not None
+    call.empty = error is None and output is not None and len(output) <= 64 and is_empty_result(output)
 
 
 # ------------------------------------------------------------------------------------------------ models
@@ -128,7 +148,10 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall
     model = value if type(value) is str else as_str(value)
     raw = attributes.get(oi.INPUT)
     if type(raw) is not str:
-        return ModelCall(model, None, len(raw) if isinstance(raw, str) else 0, 0)
+        raw = attributes.get(ga.INPUT_MESSAGES)
+        if type(raw) is not str:
+            return ModelCall(model, None, 0, 0)
+        return ModelCall(model, None, len(raw), ga.history_messages(raw, cap))
     history = 0
     if raw.find(fw.HISTORY_MARKER, 0, cap) >= 0:  # bounded scan, no copy of the prompt
         history = fw.history_messages(raw, cap)
@@ -165,7 +188,14 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
         call.cost_usd = as_float(value)
     if call.input_chars == 0:
         raw = get(oi.INPUT)
-        call.input_chars = len(raw) if isinstance(raw, str) else 0
+        if isinstance(raw, str):
+            call.input_chars = len(raw)
+        else:
+            raw = get(ga.INPUT_MESSAGES)  # pydantic-ai sets the messages sent only when the span ends
+            if isinstance(raw, str) and raw:
+                call.input_chars = len(raw)
+                call.history_messages = ga.history_messages(raw, len(raw))
+                call.input_at_end = True
 
 
 # ------------------------------------------------------------------------------------------------ agents
@@ -183,14 +213,19 @@ def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
 
 def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
     agent = agent_name(name, attributes)
-    task = as_str(attributes.get(oi.INPUT)) or ""
-    return AgentRun(name=agent, task_key=text_key(task, cap),
+    task = as_str(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES))
+    return AgentRun(name=agent, task_key=text_key(task or "", cap), task_known=task is not None,
                     session=as_str(pick(attributes, oi.SESSION, ga.CONVERSATION)))
 
 
 def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
                       cap: int, format_types: frozenset[str]) -> None:
-    output = as_str(attributes.get(oi.OUTPUT))
+    if not run.task_known:
+        task = as_str(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES))
+        if task is not None:
+            run.task_key, run.task_known = text_key(task, cap), True
+    output = as_str(pick(attributes, oi.OUTPUT, ga.OUTPUT_MESSAGES, fw.FINAL_RESULT))
+    run.output_known = output is not None
     run.output_text = output[:cap] if output is not None else None
     run.output_key = text_key(output or "", cap)
     run.error = root_error(events, status, format_types)

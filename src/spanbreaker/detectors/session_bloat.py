@@ -1,6 +1,7 @@
 """session_bloat: a reused session drags so much history into the prompt that every run pays for it.
 
-Checked at an agent's first model call, before the model is called: the history messages the framework
+Checked at an agent's first model call, before the model is called (or when that call ends, for spans that
+carry the messages sent only then: the next call is vetoed): the history messages the framework
 inserted (``"from_history": true`` in the LLM input) and the input size.
 """
 
@@ -19,6 +20,17 @@ class SessionBloat(Detector):
         if scope.slots.get(self.id):
             return None
         scope.slots[self.id] = True
+        if call.input_chars == 0:
+            call.first_in_scope = True  # the messages sent may come with the span's end (pydantic-ai)
+            return None
+        return self._check(call)
+
+    def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
+        if not (call.first_in_scope and call.input_at_end):
+            return None
+        return self._check(call)
+
+    def _check(self, call: ModelCall) -> Finding | None:
         if call.history_messages <= 0:
             return None
         config = self.config

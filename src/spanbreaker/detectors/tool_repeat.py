@@ -1,10 +1,12 @@
 """tool_repeat: the identical call, returning the identical result, with nothing changed in between.
 
-Decided in ``tool_start``: the arguments are already on the span, so the next identical call is vetoed
-before it runs. Re-running tests after an edit does not count (the edit changed the world); neither does
-pagination (each page is a different call) nor a call whose result changed. Repeats are counted once per
-model turn (see :mod:`spanbreaker.progress`): a batch of identical calls in one turn, or a tool retried by
-its own wrapper, is one decision; the model asking again after seeing the same answer is the loop. Polling
+Decided in ``tool_start`` when the arguments are already on the span, so the identical call is vetoed before
+it runs; when they arrive only with the span's end (the OpenAI Agents instrumentor), in ``tool_end``: the
+repeated call has run, and the next call in the trace is vetoed. A call whose arguments or result were never
+recorded is unknown and never counts. Re-running tests after an edit does not count (the edit changed the
+world); neither does pagination (each page is a different call) nor a call whose result changed. Repeats are
+counted once per model turn (see :mod:`spanbreaker.progress`): a batch of identical calls in one turn, or a tool
+retried by its own wrapper, is one decision; the model asking again after seeing the same answer is the loop. Polling
 tools on the allowlist are exempt (``tool_streak`` still bounds them).
 """
 
@@ -21,11 +23,23 @@ class ToolRepeat(Detector):
     steerable = True
 
     def tool_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
+        if not call.args_known:
+            return None  # arguments not on the span yet: decided when it ends (tool_end)
+        return self._check(scope, span, call, scope.tools.repeats_without_progress(call.key))
+
+    def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
+        """A call whose arguments arrived only with its end: it already ran and is recorded (its streak includes
+        it), so the breaker opens now and the next call in the trace is the one vetoed."""
+        if not call.keyed_at_end or not call.result_known:
+            return None
+        return self._check(scope, span, call, scope.tools.repeats_without_progress(call.key) - 1)
+
+    def _check(self, scope: AgentScope, span: OpenSpan, call: ToolCall, repeats: int) -> Finding | None:
+        """``repeats``: identical calls with identical results before this one, nothing changed in between."""
         config = self.config
         if not self.no_polling_tools and config.is_polling_tool(call.name):
             return None
         limit = (None if self.no_polling_tools else config.policy_for(call.name).repeat_max) or config.tool_repeat_max
-        repeats = scope.tools.repeats_without_progress(call.key)
         if repeats >= limit:
             return self.trip(
                 f"{call.name} called {repeats + 1} times with identical arguments and identical results, "

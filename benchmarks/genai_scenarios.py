@@ -1,0 +1,140 @@
+"""OpenAI Agents SDK and pydantic-ai scenarios: how early the breaker stops a loop, and that look-alikes stay quiet.
+
+Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai with
+its own GenAI spans) driven by a scripted model, run twice on a fresh SDK provider: once enforcing (the run stops
+at the trip) and once in observe mode, where nothing is stopped and the framework's own limit ends the run
+(``max_turns`` / ``request_limit`` = LIMIT). "Calls" are model calls plus tool executions actually made, counted
+from the exported spans (a blocked span's call never ran).
+
+    python benchmarks/genai_scenarios.py
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import spanbreaker
+from spanbreaker.signals import Kind
+from tests.genai_rig import QUERIES, WIDE, Rig, make_rig
+
+LIMIT = 30
+
+
+def _oa_rig(**config: Any) -> Rig:
+    from spanbreaker.adapters.openai_agents import ADAPTER
+
+    rig = make_rig(**config)
+    ADAPTER.instrument(rig.provider, rig.processor)
+    return rig
+
+
+def _pai_rig(version: int | None = None, **config: Any) -> Rig:
+    from pydantic_ai import Agent
+    from pydantic_ai.models.instrumented import InstrumentationSettings
+
+    rig = make_rig(**config)
+    settings = InstrumentationSettings(tracer_provider=rig.provider, **({"version": version} if version else {}))
+    Agent.instrument_all(settings)
+    return rig
+
+
+def _oa_run(script: Any, handoff: bool = False, answer: Any = None) -> Callable[[Rig], None]:
+    def run(rig: Rig) -> None:
+        from agents import Agent, Runner
+
+        from tests.openai_agents.scripted import ScriptedModel
+        from tests.openai_agents.test_agents import weather_agent
+
+        agent, _ = weather_agent(rig, script, answer)
+        if handoff:
+            agent = Agent(name="Triage", handoffs=[agent],
+                          model=ScriptedModel(lambda n, items: [("transfer_to_weather_agent", {})]))
+        Runner.run_sync(agent, "What's the weather?", max_turns=LIMIT)
+
+    return run
+
+
+def _pai_run(script: Any) -> Callable[[Rig], None]:
+    def run(rig: Rig) -> None:
+        from pydantic_ai import UsageLimits
+
+        from tests.pydantic_ai.scripted import Scripted
+        from tests.pydantic_ai.test_agents import weather_agent
+
+        weather_agent(rig, Scripted(script)).run_sync("Weather?", usage_limits=UsageLimits(request_limit=LIMIT))
+
+    return run
+
+
+def _loop_oa(n: int, items: Any) -> Any:
+    return [("search", {"query": "weather in Paris"})]
+
+
+def _loop_pai(n: int) -> Any:
+    return [("search", {"query": "weather in Paris"})]
+
+
+def _queries_oa(qs: list[str], handoffs: int = 0) -> Any:
+    return lambda n, items: [("search", {"query": qs[n - handoffs]})] if n - handoffs < len(qs) else "All sunny."
+
+
+def _queries_pai(qs: list[str]) -> Any:
+    return lambda n: [("search", {"query": qs[n]})] if n < len(qs) else "All sunny."
+
+
+SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, Any]]] = [
+    ("OpenAI Agents: same search, same answer", _oa_rig, _oa_run(_loop_oa), {}),
+    ("OpenAI Agents: handoff, then the loop", _oa_rig, _oa_run(_loop_oa, handoff=True), {}),
+    ("OpenAI Agents: 3 queries (healthy)", _oa_rig, _oa_run(_queries_oa(QUERIES)), {}),
+    ("OpenAI Agents: 6 queries, one answer (wide)", _oa_rig, _oa_run(_queries_oa(WIDE)), {}),
+    ("pydantic-ai: same search, same answer", _pai_rig, _pai_run(_loop_pai), {}),
+    ("pydantic-ai v2 format: same search", _pai_rig, _pai_run(_loop_pai), {"version": 2}),
+    ("pydantic-ai: 6 queries, one answer (wide)", _pai_rig, _pai_run(_queries_pai(WIDE)), {}),
+    ("pydantic-ai v2 format: wide", _pai_rig, _pai_run(_queries_pai(WIDE)), {"version": 2}),
+]
+
+
+def measure(make: Callable[..., Rig], run: Callable[[Rig], None], **config: Any) -> tuple[str, int, int]:
+    rig = make(**config)
+    detector = "-"
+    try:
+        run(rig)
+    except spanbreaker.Tripped as trip:
+        detector = trip.detector
+    except Exception as exc:  # the framework's own limit (MaxTurnsExceeded, UsageLimitExceeded) ended the run
+        if "xceeded" not in type(exc).__name__:
+            raise
+    finally:
+        spanbreaker.instrumentation.uninstrument()
+        rig.provider.shutdown()
+    if detector == "-":
+        detector = next((str((s.attributes or {}).get("spanbreaker.detector")) for s in rig.tripped()), "-")
+    return detector, len(rig.ran(Kind.LLM)), len(rig.ran(Kind.TOOL))
+
+
+def main() -> None:
+    import logging
+    import warnings
+
+    logging.disable(logging.WARNING)
+    warnings.simplefilter("ignore")
+    print(f"OpenAI Agents SDK / pydantic-ai scenarios, framework limit {LIMIT}; calls = model + tool calls that ran")
+    print("| scenario | detector | calls to trip (model+tool) | framework limit alone | calls saved |")
+    print("|---|---|---|---|---|")
+    for name, make, run, config in SCENARIOS:
+        version = config.get("version")
+        extra = {"version": version} if version else {}
+        detector, model, tool = measure(make, run, **extra)
+        _, model_alone, tool_alone = measure(make, run, mode="observe", **extra)
+        made, alone = model + tool, model_alone + tool_alone
+        shown = detector if detector != "-" else "quiet"
+        print(f"| {name} | {shown} | {made} ({model}+{tool}) | {alone} ({model_alone}+{tool_alone}) | {alone - made} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""The OpenTelemetry GenAI conventions read correctly, whatever a span carries when it starts.
+
+Spans shaped as the GenAI semantic conventions prescribe (and as OpenTelemetry's util-genai ``handler.tool()``
+makes them: name and kind at start, arguments and result only at the end, and only with content capture on),
+through a real SDK provider. The point under test: a call whose arguments or result are not recorded is
+"unknown", never compared as if they were empty; arguments that arrive at the end are decided then.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import spanbreaker
+
+SCOPE = "opentelemetry.util.genai.handler"
+
+
+def rig(**config: Any) -> tuple[Any, spanbreaker.BreakerSpanProcessor, InMemorySpanExporter]:
+    provider = TracerProvider()
+    processor = spanbreaker.BreakerSpanProcessor(spanbreaker.BreakerConfig().replace(**config))
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(processor)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider.get_tracer(SCOPE), processor, exporter
+
+
+def tool(tracer: Any, query: str | None, result: str | None, *, late: bool = True, legacy: bool = False) -> None:
+    """One ``execute_tool`` span; arguments at its end (``late``) or start, or never (``query`` None)."""
+    arguments = None if query is None else json.dumps({"query": query})
+    start: dict[str, Any] = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"}
+    args_key, result_key = ("tool_arguments", "tool_response") if legacy else (
+        "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
+    if arguments is not None and not late:
+        start[args_key] = arguments
+    with tracer.start_as_current_span("execute_tool search", attributes=start) as span:
+        if arguments is not None and late:
+            span.set_attribute(args_key, arguments)
+        if result is not None:
+            span.set_attribute(result_key, result)
+
+
+def agent(tracer: Any) -> Any:
+    return tracer.start_as_current_span("invoke_agent weather", attributes={
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"})
+
+
+WIDE = [f"timezone of city {c}" for c in "ABCDEFGHIJKL"]
+
+
+@pytest.mark.parametrize("late", [True, False], ids=["arguments-at-end", "arguments-at-start"])
+def test_distinct_calls_with_one_answer_are_quiet(late: bool) -> None:
+    tracer, processor, _ = rig()
+    with agent(tracer):
+        for query in WIDE:
+            tool(tracer, query, "Central European Time (UTC+1)", late=late)
+    assert processor.stats.trips == 0
+
+
+def test_calls_recorded_without_content_are_unknown_not_identical() -> None:
+    """util-genai with content capture off: neither arguments nor results. Twelve calls: no repeat, no streak of
+    empty results, no echo loop (before: tool_repeat at call 5)."""
+    tracer, processor, _ = rig()
+    with agent(tracer):
+        for _ in range(12):
+            tool(tracer, None, None)
+    assert processor.stats.trips == 0
+
+
+def test_known_arguments_with_unrecorded_results_are_not_repeats() -> None:
+    tracer, processor, _ = rig()
+    with agent(tracer):
+        for _ in range(8):
+            tool(tracer, "weather in Paris", None, late=False)
+    assert processor.stats.trips == 0
+
+
+def test_arguments_at_end_loop_trips_at_its_end_and_vetoes_the_next_call() -> None:
+    tracer, _processor, exporter = rig()
+    ran = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        for _ in range(10):
+            tool(tracer, "weather in Paris", "sunny, 20C", late=True)
+            ran += 1
+    assert caught.value.detector == "tool_repeat" and caught.value.evidence["identical_calls"] == 5
+    assert ran == 5  # the fifth identical call ran (its arguments came with its end); the sixth was vetoed
+    blocked = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("spanbreaker.blocked")]
+    assert len(blocked) == 1 and blocked[0].name == "execute_tool search"
+
+
+@pytest.mark.parametrize("late", [True, False], ids=["legacy-at-end", "legacy-at-start"])
+def test_pydantic_ai_legacy_keys_are_read(late: bool) -> None:
+    tracer, processor, _ = rig()
+    with agent(tracer):
+        for query in WIDE[:8]:
+            tool(tracer, query, f"{query}: UTC+1", late=late, legacy=True)
+    assert processor.stats.trips == 0
+    with pytest.raises(spanbreaker.Tripped), agent(tracer):
+        for _ in range(10):
+            tool(tracer, "weather in Paris", "sunny", late=late, legacy=True)
+
+
+def chat(tracer: Any, messages: list[dict[str, Any]] | None, *, at_start: bool, tokens: int = 100) -> None:
+    attributes: dict[str, Any] = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}
+    text = None if messages is None else json.dumps(messages)
+    if text is not None and at_start:
+        attributes["gen_ai.input.messages"] = text
+    with tracer.start_as_current_span("chat gpt-4o", attributes=attributes) as span:
+        if text is not None and not at_start:
+            span.set_attribute("gen_ai.input.messages", text)
+        span.set_attribute("gen_ai.usage.input_tokens", tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", 10)
+
+
+def message(role: str, text: str) -> dict[str, Any]:
+    return {"role": role, "parts": [{"type": "text", "content": text}]}
+
+
+def test_oversized_prompt_in_input_messages_is_vetoed_before_it_is_sent() -> None:
+    tracer, _processor, _ = rig(max_prompt_tokens=10_000)
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        chat(tracer, [message("user", "x" * 60_000)], at_start=True)
+    assert caught.value.detector == "context_growth" and caught.value.evidence["source"] == "estimated"
+
+
+@pytest.mark.parametrize("at_start", [True, False], ids=["messages-at-start", "messages-at-end"])
+def test_session_history_in_input_messages_trips_session_bloat(at_start: bool) -> None:
+    history = [message("user" if i % 2 == 0 else "assistant", f"turn {i}") for i in range(250)]
+    tracer, _processor, _ = rig()
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        chat(tracer, [message("system", "Be brief."), *history, message("user", "And now?")], at_start=at_start)
+        chat(tracer, [message("user", "next")], at_start=at_start)  # vetoed when the first call decided at its end
+    assert caught.value.detector == "session_bloat" and caught.value.evidence["history_messages"] == 250
+
+
+def test_a_short_conversation_is_not_session_bloat() -> None:
+    tracer, processor, _ = rig()
+    with agent(tracer):
+        for turn in range(3):
+            chat(tracer, [message("system", "Be brief."), *[message("user", f"q{i}") for i in range(turn + 1)]],
+                 at_start=False)
+    assert processor.stats.trips == 0

@@ -1,0 +1,159 @@
+"""A real OTel SDK rig shared by the OpenAI Agents and pydantic-ai suites.
+
+A private TracerProvider per test (the global one is never touched), an in-memory exporter, the breaker, and a
+ledger that runs after the breaker and counts every span start and end, so "nothing lost" is checked on the
+spans the framework really made. A probe records what each span carried when ``on_start`` saw it: the
+conformance tests pin those facts per instrumentor.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanLimits, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import spanbreaker
+from spanbreaker.instrumentation import attach
+from spanbreaker.signals import Kind, classify
+
+QUERIES = ["weather in Paris", "weather in Rome", "weather in Oslo"]
+"""A healthy run: three different queries, then an answer."""
+WIDE = ["timezone of Paris", "timezone of Rome", "timezone of Berlin", "timezone of Madrid", "timezone of Vienna",
+        "timezone of Prague"]
+"""Normal research: six different queries that all return the same answer."""
+
+
+def search_body(rig: Rig, query: str, answer: Any = None) -> str:
+    """The scripted tools' body: records the query; answers ``answer(query, n)`` or a fixed page per topic."""
+    rig.tool_bodies.append(query)
+    if answer is not None:
+        return str(answer(query, len(rig.tool_bodies)))
+    return "Central European Time (UTC+1)" if "timezone" in query else "Paris weather: sunny, 20C"
+
+
+class Ledger(SpanProcessor):
+    """Per span id: its start (name, kind and attribute keys seen by ``on_start``) and how often it ended."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.started: dict[int, tuple[str, Kind, frozenset[str]]] = {}
+        self.ended: dict[int, int] = {}
+
+    def on_start(self, span: Span, parent_context: Any = None) -> None:
+        attributes = dict(span.attributes or {})
+        with self.lock:
+            self.started[span.context.span_id] = (span.name, classify(span.name, attributes), frozenset(attributes))
+
+    def on_end(self, span: ReadableSpan) -> None:
+        assert span.context is not None
+        with self.lock:
+            self.ended[span.context.span_id] = self.ended.get(span.context.span_id, 0) + 1
+
+    def keys_at_start(self, kind: Kind) -> list[frozenset[str]]:
+        return [keys for _, k, keys in self.started.values() if k is kind]
+
+
+@dataclass
+class Rig:
+    provider: TracerProvider
+    exporter: InMemorySpanExporter
+    processor: spanbreaker.BreakerSpanProcessor
+    ledger: Ledger
+    tool_bodies: list[str] = field(default_factory=list)
+
+    def spans(self) -> tuple[ReadableSpan, ...]:
+        return self.exporter.get_finished_spans()
+
+    def of_kind(self, kind: Kind) -> list[ReadableSpan]:
+        return [s for s in self.spans() if classify(s.name, s.attributes or {}) is kind]
+
+    def ran(self, kind: Kind) -> list[ReadableSpan]:
+        """Calls of ``kind`` that actually ran (a blocked span's call never did)."""
+        return [s for s in self.of_kind(kind) if not (s.attributes or {}).get("spanbreaker.blocked")]
+
+    def tripped(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if (s.attributes or {}).get("spanbreaker.tripped")]
+
+    def blocked(self) -> list[ReadableSpan]:
+        return [s for s in self.spans() if (s.attributes or {}).get("spanbreaker.blocked")]
+
+    def assert_nothing_lost(self) -> None:
+        """Every span that started was exported exactly once. The ledger runs after the breaker, so a span the
+        breaker blocked in ``on_start`` is only seen ending: it must end once, like every other."""
+        unended = [name for sid, (name, _, _) in self.ledger.started.items() if sid not in self.ledger.ended]
+        assert unended == [], f"spans never ended: {unended}"
+        assert [sid for sid, n in self.ledger.ended.items() if n != 1] == []
+        ids = [s.context.span_id for s in self.spans() if s.context is not None]
+        assert len(ids) == len(set(ids)), "a span was exported twice"
+        assert set(self.ledger.started) <= set(ids), "a span that started was not exported"
+
+    def assert_quiet(self) -> None:
+        assert self.tripped() == [] and self.blocked() == [], [s.name for s in self.tripped()]
+        assert self.processor.stats.trips == 0 and self.processor.stats.internal_errors == 0
+
+    def assert_trip_marked(self, detector: str) -> None:
+        """A blocked call, and the agent and root spans above it, carry the trip."""
+        assert self.blocked(), "no span was marked blocked"
+        marked = self.tripped()
+        assert {(s.attributes or {}).get("spanbreaker.detector") for s in marked} == {detector}
+        assert any(classify(s.name, s.attributes or {}) is Kind.AGENT for s in marked)
+        roots = [s for s in self.spans() if s.parent is None]
+        assert roots and all((s.attributes or {}).get("spanbreaker.tripped") for s in roots)
+
+
+def make_rig(**overrides: Any) -> Rig:
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
+    processor = attach(provider, spanbreaker.BreakerConfig().replace(**overrides))
+    exporter = InMemorySpanExporter()
+    ledger = Ledger()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    provider.add_span_processor(ledger)
+    return Rig(provider, exporter, processor, ledger)
+
+
+# ------------------------------------------------------------------------------------------- conformance
+ARGUMENT_KEYS = ("input.value", "gen_ai.tool.call.arguments", "tool_arguments")
+"""Where the instrumentors measured here put a tool call's arguments (OpenInference, GenAI, pydantic-ai v2)."""
+RESULT_KEYS = ("output.value", "gen_ai.tool.call.result", "tool_response")
+CONFORMANCE_DOC = "docs/conformance.md"
+
+
+def yes_no(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def tool_cells(rig: Rig) -> tuple[str, str, str]:
+    """(kind at start?, arguments at start?, results at end?) over every tool span of a healthy run."""
+    return tool_cells_of(rig.ledger, rig.spans())
+
+
+def tool_cells_of(ledger: Ledger, spans: Sequence[ReadableSpan]) -> tuple[str, str, str]:
+    """:func:`tool_cells` for any rig: the ledger saw the starts, ``spans`` are the exported ones."""
+    starts = [(kind, keys) for _, kind, keys in ledger.started.values()]
+    tools = [s for s in spans if classify(s.name, s.attributes or {}) is Kind.TOOL]
+    assert tools, "the run made no tool span"
+    tool_names = {s.name for s in tools}
+    tool_starts = [(kind, keys) for (name, kind, keys) in ledger.started.values() if name in tool_names]
+    assert tool_starts and starts
+    kind_at_start = all(kind is Kind.TOOL for kind, _ in tool_starts)
+    args_at_start = all(any(k in keys for k in ARGUMENT_KEYS) for _, keys in tool_starts)
+    results_at_end = all(any((s.attributes or {}).get(k) for k in RESULT_KEYS) for s in tools)
+    return yes_no(kind_at_start), yes_no(args_at_start), yes_no(results_at_end)
+
+
+def conformance_row(instrumentor: str, cells: tuple[str, ...]) -> str:
+    return "| " + " | ".join((instrumentor, *cells)) + " |"
+
+
+def assert_documented(row: str) -> None:
+    """The measured row is the one docs/conformance.md shows: an upgrade that changes a cell (or the version)
+    fails here until the table is measured again."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[1] / CONFORMANCE_DOC).read_text(encoding="utf-8")
+    assert row in doc.splitlines(), f"{CONFORMANCE_DOC} lacks the measured row:\n{row}"

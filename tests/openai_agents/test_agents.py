@@ -1,0 +1,133 @@
+"""OpenAI Agents SDK under the breaker: each failure trips, each healthy look-alike stays quiet.
+
+Real ``Agent`` / ``Runner`` / ``function_tool`` / handoffs, the real OpenInference instrumentor, the real SDK
+exporter; :class:`ScriptedModel` is the only stub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from agents import Agent, Runner, function_tool
+
+import spanbreaker
+from spanbreaker.signals import Kind
+
+from ..genai_rig import QUERIES, WIDE, Rig, search_body
+from .scripted import ScriptedModel
+
+pytestmark = pytest.mark.timeout(60)
+
+
+
+def search_tool(env: Rig, answer: Any = None) -> Any:
+    @function_tool
+    def search(query: str) -> str:
+        """Search the web."""
+        return search_body(env, query, answer)
+
+    return search
+
+
+def queries(qs: list[str], handoffs: int = 0) -> Any:
+    """Ask each query once, then answer. ``handoffs``: tool results in the input that came from handoffs."""
+    return lambda n, items: [("search", {"query": qs[n - handoffs]})] if n - handoffs < len(qs) else "All sunny."
+
+
+def loop(n: int, items: Any) -> Any:
+    return [("search", {"query": "weather in Paris"})]
+
+
+def weather_agent(env: Rig, script: Any, answer: Any = None) -> tuple[Agent[Any], ScriptedModel]:
+    model = ScriptedModel(script)
+    return Agent(name="Weather agent", instructions="Answer.", tools=[search_tool(env, answer)], model=model), model
+
+
+def test_identical_calls_trip_and_stop_the_run(env: Rig) -> None:
+    """The instrumentor sets a tool call's arguments when its span ends: the fifth identical call is decided
+    then, and the next model call is vetoed before it is sent."""
+    agent, _model = weather_agent(env, loop)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        Runner.run_sync(agent, "What's the weather in Paris?", max_turns=30)
+    assert caught.value.detector == "tool_repeat"
+    assert caught.value.evidence["identical_calls"] == 5
+    assert len(env.tool_bodies) == 5 and len(env.ran(Kind.LLM)) == 5  # max_turns alone would allow 30
+    assert [s.name for s in env.blocked()] == ["generation"]
+    env.assert_trip_marked("tool_repeat")
+    env.assert_nothing_lost()
+
+
+def test_async_run_is_stopped_too(env: Rig) -> None:
+    agent, _model = weather_agent(env, loop)
+    with pytest.raises(spanbreaker.Tripped):
+        asyncio.run(asyncio.wait_for(Runner.run(agent, "What's the weather?", max_turns=30), 20))
+    assert len(env.tool_bodies) == 5
+    env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("script", [QUERIES, WIDE], ids=["healthy", "wide"])
+def test_healthy_and_wide_runs_are_quiet(env: Rig, script: list[str]) -> None:
+    """Wide: six different queries that all return the same answer (before the fix, tool_repeat at call 5: the
+    arguments were not on the spans at start and every call was keyed as if it had none)."""
+    agent, _model = weather_agent(env, queries(script))
+    result = Runner.run_sync(agent, "What's the weather?", max_turns=30)
+    assert result.final_output == "All sunny."
+    assert env.tool_bodies == script
+    env.assert_quiet()
+    env.assert_nothing_lost()
+
+
+def test_token_budget_stops_the_run(make_env: Any) -> None:
+    env = make_env(max_tokens=500)
+    agent, _model = weather_agent(env, queries(WIDE), answer=lambda q, i: f"{q}: UTC+{i}")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        Runner.run_sync(agent, "Timezones?", max_turns=30)
+    assert caught.value.detector == "token_budget"
+    assert len(env.ran(Kind.LLM)) < 7
+    env.assert_nothing_lost()
+
+
+# ----------------------------------------------------------------------------------------------- handoffs
+def triage(env: Rig, specialist_script: Any) -> tuple[Agent[Any], ScriptedModel, ScriptedModel]:
+    specialist, specialist_model = weather_agent(env, specialist_script)
+    triage_model = ScriptedModel(lambda n, items: [("transfer_to_weather_agent", {})])
+    return Agent(name="Triage", instructions="Route.", handoffs=[specialist], model=triage_model), \
+        triage_model, specialist_model
+
+
+def test_handoff_then_loop_trips(env: Rig) -> None:
+    agent, triage_model, _specialist_model = triage(env, loop)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        Runner.run_sync(agent, "What's the weather in Paris?", max_turns=30)
+    assert caught.value.detector == "tool_repeat"
+    assert triage_model.calls == 1 and len(env.tool_bodies) == 5
+    env.assert_trip_marked("tool_repeat")
+    env.assert_nothing_lost()
+
+
+def test_healthy_handoff_is_quiet(env: Rig) -> None:
+    agent, triage_model, _specialist_model = triage(env, queries(QUERIES, handoffs=1))
+    result = Runner.run_sync(agent, "What's the weather?", max_turns=30)
+    assert result.final_output == "All sunny." and triage_model.calls == 1
+    assert env.tool_bodies == QUERIES
+    env.assert_quiet()
+    env.assert_nothing_lost()
+
+
+def test_instrument_attaches_and_instruments(env: Rig) -> None:
+    """``spanbreaker.instrument(frameworks=["openai_agents"])`` on a provider of the application's."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = TracerProvider()
+    try:
+        processor = spanbreaker.instrument(tracer_provider=provider, frameworks=["openai_agents"])
+        assert processor is not None
+        agent, _ = weather_agent(env, loop)
+        with pytest.raises(spanbreaker.Tripped):
+            Runner.run_sync(agent, "What's the weather?", max_turns=30)
+        assert processor.stats.trips == 1
+    finally:
+        spanbreaker.instrumentation.uninstrument()
+        provider.shutdown()

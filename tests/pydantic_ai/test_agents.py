@@ -1,0 +1,139 @@
+"""pydantic-ai under the breaker, on its native OpenTelemetry GenAI spans: each failure trips, each healthy
+look-alike stays quiet. Real ``Agent`` and tools, pydantic-ai's own instrumentation; the model is a
+``FunctionModel`` script, the only stub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent, UsageLimits
+
+import spanbreaker
+from spanbreaker.signals import Kind
+
+from ..genai_rig import QUERIES, WIDE, Rig, search_body
+from .scripted import Scripted
+
+pytestmark = pytest.mark.timeout(60)
+
+LIMITS = UsageLimits(request_limit=30)
+
+
+def queries(qs: list[str]) -> Any:
+    return lambda n: [("search", {"query": qs[n]})] if n < len(qs) else "All sunny."
+
+
+def loop(n: int) -> Any:
+    return [("search", {"query": "weather in Paris"})]
+
+
+def weather_agent(env: Rig, scripted: Scripted, answer: Any = None) -> Agent[None, str]:
+    agent = Agent(scripted.model, name="weather_agent")
+
+    @agent.tool_plain
+    def search(query: str) -> str:
+        """Search the web."""
+        return search_body(env, query, answer)
+
+    return agent
+
+
+def test_identical_calls_trip_and_stop_the_run(env: Rig) -> None:
+    scripted = Scripted(loop)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        weather_agent(env, scripted).run_sync("What's the weather in Paris?", usage_limits=LIMITS)
+    assert caught.value.detector == "tool_repeat"
+    assert caught.value.evidence["identical_calls"] == 5
+    assert len(env.tool_bodies) == 4 and scripted.calls == 5  # the fifth identical call is vetoed before it runs
+    env.assert_trip_marked("tool_repeat")
+    env.assert_nothing_lost()
+
+
+def test_async_run_is_stopped_too(env: Rig) -> None:
+    scripted = Scripted(loop)
+    with pytest.raises(spanbreaker.Tripped):
+        asyncio.run(asyncio.wait_for(weather_agent(env, scripted).run("Weather?", usage_limits=LIMITS), 20))
+    assert len(env.tool_bodies) == 4
+    env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("script", [QUERIES, WIDE], ids=["healthy", "wide"])
+def test_healthy_and_wide_runs_are_quiet(env: Rig, script: list[str]) -> None:
+    scripted = Scripted(queries(script))
+    result = weather_agent(env, scripted).run_sync("Weather?", usage_limits=LIMITS)
+    assert result.output == "All sunny."
+    assert env.tool_bodies == script
+    env.assert_quiet()
+    env.assert_nothing_lost()
+
+
+def test_legacy_format_loop_trips_and_wide_run_is_quiet(make_env: Any) -> None:
+    """pydantic-ai's deprecated ``version=2`` keeps arguments and results under ``tool_arguments`` /
+    ``tool_response`` (before the fix, unread: a wide run tripped at call 5)."""
+    env = make_env(version=2)
+    result = weather_agent(env, Scripted(queries(WIDE))).run_sync("Zones?", usage_limits=LIMITS)
+    assert result.output == "All sunny." and env.tool_bodies == WIDE
+    env.assert_quiet()
+    env.tool_bodies.clear()
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        weather_agent(env, Scripted(loop)).run_sync("Weather?", usage_limits=LIMITS)
+    assert caught.value.detector == "tool_repeat" and len(env.tool_bodies) == 4
+    env.assert_nothing_lost()
+
+
+def test_reused_history_trips_session_bloat_from_input_messages(env: Rig) -> None:
+    """pydantic-ai records the messages sent (``gen_ai.input.messages``) when the chat span ends: a run that
+    drags 250 earlier messages in is decided there, and its next call is vetoed."""
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    history: list[Any] = []
+    for i in range(125):
+        history += [ModelRequest(parts=[UserPromptPart(f"question {i}")]), ModelResponse(parts=[TextPart(f"a{i}")])]
+    scripted = Scripted(queries(QUERIES))
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        weather_agent(env, scripted).run_sync("And now?", message_history=history, usage_limits=LIMITS)
+    assert caught.value.detector == "session_bloat" and caught.value.evidence["history_messages"] == 250
+    assert scripted.calls == 1 and env.tool_bodies == []  # the first model call ran; its tool call was vetoed
+    env.assert_nothing_lost()
+
+
+def test_short_history_is_not_session_bloat(env: Rig) -> None:
+    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+    history = [ModelRequest(parts=[UserPromptPart("hi")]), ModelResponse(parts=[TextPart("hello")])]
+    result = weather_agent(env, Scripted(queries(QUERIES))).run_sync("Weather?", message_history=history,
+                                                                     usage_limits=LIMITS)
+    assert result.output == "All sunny."
+    env.assert_quiet()
+
+
+def test_token_budget_stops_the_run(make_env: Any) -> None:
+    env = make_env(max_tokens=500)
+    scripted = Scripted(queries(WIDE))
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        weather_agent(env, scripted, answer=lambda q, i: f"{q}: UTC+{i}").run_sync("Zones?", usage_limits=LIMITS)
+    assert caught.value.detector == "token_budget"
+    assert len(env.ran(Kind.LLM)) < 7
+    env.assert_nothing_lost()
+
+
+def test_instrument_switches_pydantic_ai_instrumentation_on(make_env: Any) -> None:
+    """``spanbreaker.instrument(frameworks=["pydantic_ai"])`` on a provider of the application's."""
+    env = make_env()
+    from opentelemetry.sdk.trace import TracerProvider
+
+    spanbreaker.instrumentation.uninstrument()
+    Agent.instrument_all(False)
+    provider = TracerProvider()
+    try:
+        processor = spanbreaker.instrument(tracer_provider=provider, frameworks=["pydantic_ai"])
+        assert processor is not None
+        with pytest.raises(spanbreaker.Tripped):
+            weather_agent(env, Scripted(loop)).run_sync("Weather?", usage_limits=LIMITS)
+        assert processor.stats.trips == 1
+    finally:
+        spanbreaker.instrumentation.uninstrument()
+        provider.shutdown()

@@ -1,0 +1,48 @@
+"""The OpenAI Agents SDK and pydantic-ai examples run as a user would run them: a fresh process, offline."""
+
+from __future__ import annotations
+
+from .examples_runner import assert_examples
+
+EXPECTED = {
+    "openai_agents_handoff_loop.py": ("spanbreaker tripped: [tool_repeat] order_status", "AGENT Support",
+                                      "(blocked: never ran)"),
+    "pydantic_ai_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
+                                   "(blocked: never ran)"),
+}
+
+
+def test_examples_trip_as_expected_and_exit_zero() -> None:
+    assert_examples(EXPECTED)
+
+
+DEFERRED = """
+import sys
+import spanbreaker
+from opentelemetry.sdk.trace import TracerProvider
+processor = spanbreaker.instrument(tracer_provider=TracerProvider())
+print("imported before use:", "agents" in sys.modules, "pydantic_ai" in sys.modules)
+from pydantic_ai import Agent, UsageLimits
+from pydantic_ai.messages import ModelResponse, ToolCallPart
+from pydantic_ai.models.function import FunctionModel
+agent = Agent(FunctionModel(lambda m, i: ModelResponse(parts=[ToolCallPart("search", {"q": "x"})])))
+@agent.tool_plain
+def search(q: str) -> str:
+    return "same"
+try:
+    agent.run_sync("go", usage_limits=UsageLimits(request_limit=30))
+except spanbreaker.Tripped as trip:
+    print("tripped:", trip.detector)
+"""
+
+
+def test_frameworks_are_instrumented_when_the_application_imports_them() -> None:
+    """``instrument()`` does not import the OpenAI Agents SDK or pydantic-ai (seconds each) for an application that
+    has them installed but has not imported them; importing one later instruments it."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "imported before use: False False" in done.stdout, done.stdout
+    assert "tripped: tool_repeat" in done.stdout, done.stdout + done.stderr
