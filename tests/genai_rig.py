@@ -146,8 +146,8 @@ def tool_cells_of(ledger: Ledger, spans: Sequence[ReadableSpan]) -> tuple[str, s
     return yes_no(kind_at_start), yes_no(args_at_start), yes_no(results_at_end)
 
 
-def conformance_row(instrumentor: str, cells: tuple[str, ...]) -> str:
-    return "| " + " | ".join((instrumentor, *cells)) + " |"
+def conformance_row(framework: str, instrumentor: str, setup: str, cells: tuple[str, ...]) -> str:
+    return "| " + " | ".join((framework, instrumentor, setup, *cells)) + " |"
 
 
 def assert_documented(row: str) -> None:

@@ -25,6 +25,7 @@ def test_conformance_row(make_env: pytest.FixtureRequest) -> None:
     except spanbreaker.Tripped:
         stop = "yes"
     row = conformance_row(
-        f"OpenAI Agents SDK {version('openai-agents')} / openinference-instrumentation-openai-agents "
-        f"{version('openinference-instrumentation-openai-agents')}", (kind, args, results, stop))
+        f"OpenAI Agents SDK {version('openai-agents')}",
+        f"openinference-instrumentation-openai-agents {version('openinference-instrumentation-openai-agents')}",
+        "spanbreaker adapter", (kind, args, results, stop))
     assert_documented(row)

@@ -25,6 +25,7 @@ def test_conformance_row(make_env: Any, data_format: int | None) -> None:
         stop = "no"
     except spanbreaker.Tripped:
         stop = "yes"
-    label = "native GenAI spans" if data_format is None else f"native spans, `version={data_format}`"
-    row = conformance_row(f"pydantic-ai-slim {version('pydantic-ai-slim')}, {label}", (kind, args, results, stop))
+    setup = "default data format" if data_format is None else f"`version={data_format}`"
+    row = conformance_row(f"pydantic-ai-slim {version('pydantic-ai-slim')}", "pydantic-ai's own GenAI spans", setup,
+                          (kind, args, results, stop))
     assert_documented(row)

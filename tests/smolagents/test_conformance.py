@@ -37,8 +37,9 @@ def test_conformance_row(rig: Rig) -> None:
         stop = "no"
     except spanbreaker.Tripped:
         stop = "yes"
-    row = conformance_row(f"smolagents {version('smolagents')} / openinference-instrumentation-smolagents "
-                          f"{version('openinference-instrumentation-smolagents')}", (kind, args, results, stop))
+    row = conformance_row(f"smolagents {version('smolagents')}", "openinference-instrumentation-smolagents "
+                          f"{version('openinference-instrumentation-smolagents')}", "spanbreaker adapter",
+                          (kind, args, results, stop))
     assert_documented(row)
 
 
