@@ -137,6 +137,14 @@ class ToolHistory:
         """A model call started in this scope: the next identical call is a new decision."""
         self.turn += 1
 
+    def streak(self, key: object) -> int:
+        """Identical calls with identical results since anything last changed, the one just recorded included
+        (for a call decided when it ended: its model turn is the current one)."""
+        history = self._keys.get(key)
+        if history is None or history[_MARK] != self.change_seq:
+            return 0
+        return int(history[_STREAK])
+
     def repeats_without_progress(self, key: object) -> int:
         """How many identical calls with identical results ran since anything last changed, counted once per
         model turn; 0 when the next call of ``key`` would not count (nothing changed, but no model call

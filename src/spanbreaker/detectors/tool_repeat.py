@@ -32,7 +32,7 @@ class ToolRepeat(Detector):
         it), so the breaker opens now and the next call in the trace is the one vetoed."""
         if not call.keyed_at_end or not call.result_known:
             return None
-        return self._check(scope, span, call, scope.tools.repeats_without_progress(call.key) - 1)
+        return self._check(scope, span, call, scope.tools.streak(call.key) - 1)
 
     def _check(self, scope: AgentScope, span: OpenSpan, call: ToolCall, repeats: int) -> Finding | None:
         """``repeats``: identical calls with identical results before this one, nothing changed in between."""
