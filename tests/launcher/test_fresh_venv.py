@@ -32,9 +32,10 @@ APPS = {
     "smolagents": ROOT / "examples" / "launcher_app.py",
     "agno": Path(__file__).resolve().parent / "apps" / "agno_app.py",
     "beeai": Path(__file__).resolve().parent / "apps" / "beeai_app.py",
+    "langgraph": Path(__file__).resolve().parent / "apps" / "langgraph_app.py",
 }
-DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation"}
-MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20}
+DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat"}
+MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8}
 pytestmark = [pytest.mark.fresh_venv, pytest.mark.timeout(1500)]
 """Opt-in (``make test-fresh``, which CI runs): three venvs from the index take minutes, then a dozen launches."""
 
