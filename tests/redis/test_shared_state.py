@@ -101,6 +101,29 @@ def test_only_figures_and_ids_are_stored(pair: tuple[Harness, Harness], redis_se
     assert int(client.hget(key, "m")) == 1 and int(client.hget(key, "c")) == 1
 
 
+def test_error_text_and_model_code_are_not_stored(pair: tuple[Harness, Harness], redis_server: RedisServer,
+                                                  prefix: str) -> None:
+    """A code-repair loop trips on its error class; the stored trip names the class, not the code or the key."""
+    first, _ = pair
+    trace_id = 0x51A7E0005
+    message = ("Code execution failed at line 'print(table[\"SECRET-4471\"])' due to: InterpreterError: Could not "
+               "index {'a': 1} with 'SECRETError': KeyError: 'SECRETError'")
+    token = _in_trace(trace_id)
+    try:
+        with pytest.raises(spanbreaker.Tripped) as caught, first.agent("a"):
+            for n in range(1, 10):
+                first.failed_step(n, message)
+        assert first.processor.shared.flush()
+    finally:
+        otel_context.detach(token)
+    assert caught.value.detector == "error_loop" and caught.value.evidence["exception_type"] == "KeyError"
+    client = redis_server.client()
+    assert wait_until(lambda: any(client.scan_iter(match=f"{prefix}:*")))
+    dump = b"".join(k + b"".join(v for kv in client.hgetall(k).items() for v in kv)
+                    for k in client.scan_iter(match=f"{prefix}:*") if client.type(k) == b"hash")
+    assert b"KeyError" in dump and b"SECRET" not in dump
+
+
 def test_state_url_from_the_environment(redis_server: RedisServer, prefix: str) -> None:
     config = spanbreaker.BreakerConfig.from_env({"SPANBREAKER_STATE_URL": redis_server.url,
                                                  "SPANBREAKER_STATE_PREFIX": prefix,

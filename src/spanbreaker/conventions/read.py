@@ -19,6 +19,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample
 from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
+from . import exception_class
 from . import frameworks as fw
 from . import genai as ga
 from . import langchain as lc
@@ -234,7 +235,10 @@ def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequ
 
 
 # ------------------------------------------------------------------------------------------------ errors
-_ERROR_NAME = re.compile(r"\b([A-Z][A-Za-z0-9_]*(?:Error|Exception|Exit|Interrupt))\b")
+_CLASS_BEFORE_COLON = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{0,127}):")
+"""Where Python's ``f"{type(e).__name__}: {e}"`` puts a class: a word right before a colon."""
+_CLASS_WORD = re.compile(r"\b([A-Z][A-Za-z0-9_]{0,127}(?:Error|Exception|Exit|Interrupt))\b")
+"""Class-shaped words anywhere (a message that names its root without the colon)."""
 _MESSAGE_CHARS = 4096
 
 
@@ -246,8 +250,11 @@ def status_failed(status: Any) -> bool:
 def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str]) -> str | None:
     """The root exception class of a failed span, unwrapping framework wrappers.
 
-    smolagents wraps a ``KeyError`` as ``AgentExecutionError`` whose message ends in ``KeyError: 'x'``; the
-    root is the last non-wrapper class named in the message. Returns ``None`` for a span that did not fail.
+    The class comes from the structured ``exception.type``. smolagents wraps a ``KeyError`` as
+    ``AgentExecutionError`` whose message ends in ``KeyError: 'x'``: then, and for a failed span with no
+    exception event, the root is the last word of the text that is a real exception class (see
+    ``exception_class``), never a word for its shape: the text holds the model's code and the looked-up data.
+    Returns ``None`` for a span that did not fail, ``"Error"`` for a failure of no known class.
     """
     if not events:
         # the API's Status: its field, not its property (a Python call)
@@ -265,7 +272,8 @@ def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str])
             attributes = getattr(event, "attributes", None) or {}
             etype = as_str(attributes.get(ga.EXCEPTION_TYPE))
             if etype:
-                found = etype.rsplit(".", 1)[-1][:128]
+                # a structured type that is no class path is treated as a failure of unknown class
+                found = exception_class.from_type_field(etype) or "Error"
                 message = as_str(attributes.get(ga.EXCEPTION_MESSAGE))
     except Exception:  # odd event objects: treat as no event
         found = None
@@ -279,13 +287,23 @@ def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str])
         return None
     if found is not None and found in format_types:
         return found
-    if found is None or found in fw.WRAPPER_ERRORS:
-        text = message or description or ""
-        names: list[str] = [n for n in _ERROR_NAME.findall(text[:_MESSAGE_CHARS]) if n not in fw.WRAPPER_ERRORS]
-        if names:
-            return names[-1]
-        if found is None and description:
-            head = description.split(":", 1)[0].strip()
-            if head.isidentifier():
-                return head[:128]
+    if found is None or found in fw.WRAPPER_ERRORS or found == "Error":
+        root = _named_root(message or description or "", format_types)
+        if root is not None:
+            return root
     return found if found is not None else "Error"
+
+
+def _named_root(text: str, format_types: frozenset[str]) -> str | None:
+    """The last real, non-wrapper exception class the text names, preferring ``Class:`` (Python's own format)."""
+    text = text[:_MESSAGE_CHARS]
+    for pattern in (_CLASS_BEFORE_COLON, _CLASS_WORD):
+        for name in reversed(pattern.findall(text)):
+            if name not in fw.WRAPPER_ERRORS and exception_class.is_exception_class(name, _KNOWN_NAMES) \
+                    or name in format_types:
+                return str(name)
+    return None
+
+
+_KNOWN_NAMES = fw.VALIDATION_ERRORS
+"""Classes the conventions name that may not be loaded here (a replayed trace of another framework)."""
