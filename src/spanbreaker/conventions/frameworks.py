@@ -47,6 +47,9 @@ WRAPPER_ERRORS = frozenset(
      "InterpreterError", "AgentError", "FrameworkError", "ToolError", "AgentRunException", "ExceptionGroup"}
 )
 """Exception classes that wrap the real failure; the root is named in their message."""
+ADAPTER_ERRORS = frozenset({"ToolCallLimitExceeded"})
+"""Error classes spanbreaker's own adapters write in a status description (Agno's refused calls): no class
+exists for them, and they are ours, not the app's text."""
 VALIDATION_ERRORS = frozenset({"ValidationError", "OutputCheckError", "SchemaValidationError",
                                "StructuredOutputError", "OutputValidationError"})
 

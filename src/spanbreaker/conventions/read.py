@@ -305,5 +305,6 @@ def _named_root(text: str, format_types: frozenset[str]) -> str | None:
     return None
 
 
-_KNOWN_NAMES = fw.VALIDATION_ERRORS
-"""Classes the conventions name that may not be loaded here (a replayed trace of another framework)."""
+_KNOWN_NAMES = fw.VALIDATION_ERRORS | fw.ADAPTER_ERRORS
+"""Classes the conventions and the adapters name that may not be loaded here (a replayed trace of another
+framework, a refusal the Agno adapter records)."""
