@@ -1,6 +1,7 @@
 """BreakerSpanProcessor: the OpenTelemetry SDK façade over the breaker engine.
 
-Add it to any SDK ``TracerProvider`` (first or last: on_start marks are exported either way)::
+Add it to any SDK ``TracerProvider``, first or last: on_start marks are exported either way, and the
+processors added after it see a blocked span start before it ends (``_start_later``)::
 
     provider.add_span_processor(spanbreaker.BreakerSpanProcessor())
 
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk import trace as sdk_trace
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, SynchronousMultiSpanProcessor
 from opentelemetry.trace import SpanContext, Status, StatusCode
 
 from . import marking
@@ -190,7 +191,7 @@ class BreakerSpanProcessor(SpanProcessor):
             self.engine.internal_error(exc)
             return
         if verdict is not None:
-            self._apply(verdict)
+            self._apply(verdict, span, parent_context)
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
@@ -221,9 +222,9 @@ class BreakerSpanProcessor(SpanProcessor):
         return True
 
     # ------------------------------------------------------------------------------------ verdicts
-    def _apply(self, verdict: Verdict) -> None:
+    def _apply(self, verdict: Verdict, started: Span | None = None, parent_context: Context | None = None) -> None:
         """The one place a verdict reaches the SDK: warnings, marks, listeners, then the block and the raise.
-        Runs without any lock held."""
+        Runs without any lock held. ``started``: the span whose ``on_start`` this is (see ``_start_later``)."""
         engine = self.engine
         check_spans(verdict.marks)  # warns once if a framework's spans arrive without its adapter (coverage.py)
         for warning in (*verdict.warnings, verdict) if verdict.warnings else (verdict,):
@@ -247,6 +248,8 @@ class BreakerSpanProcessor(SpanProcessor):
         engine.announce(verdict)
         if verdict.action is not _BLOCK or record is None:
             return
+        if started is not None:
+            self._start_later(started, parent_context)
         if block is not None:
             try:
                 if all(span is not block for span in verdict.marks):
@@ -257,6 +260,33 @@ class BreakerSpanProcessor(SpanProcessor):
         exception = trip_exception_for(_scope_name(block))
         raise exception(record.detector, record.reason, record.trace_id, record.evidence,
                         blocked=not verdict.new_trip)
+
+    def _start_later(self, span: Span, parent_context: Context | None) -> None:
+        """Give the processors added after this one the blocked span's ``on_start``, before it ends and raises.
+
+        The SDK's ``SynchronousMultiSpanProcessor`` calls its processors in the order they were added and stops
+        at the first that raises: without this, a processor added after the breaker (Phoenix's ``register``,
+        Agno's ``setup_tracing``, the app's exporter added after ``spanbreaker.instrument()``) would get the
+        blocked span's ``on_end`` without its ``on_start``, and one that keeps only spans it saw start (a
+        batching exporter keyed on start, a tail sampler) would drop it. Called only on the path that then
+        ends the span and raises, so the multi-processor's loop stops here and no processor sees ``on_start``
+        twice. Reads the processors the span was started with (``span._span_processor``), so it holds in
+        whatever order and at whatever time they were added; any other span processor container (a
+        ``ConcurrentMultiSpanProcessor`` runs ``on_start`` in parallel: the order is not ours to give) is
+        left as it is.
+        """
+        multi = getattr(span, "_span_processor", None)
+        if not isinstance(multi, SynchronousMultiSpanProcessor):
+            return
+        processors = getattr(multi, "_span_processors", ())
+        index = next((i for i, processor in enumerate(processors) if processor is self), None)
+        if index is None:
+            return
+        for later in processors[index + 1:]:
+            try:
+                later.on_start(span, parent_context=parent_context)
+            except Exception as exc:  # theirs, not ours to raise: the intended trip follows
+                self.engine.internal_error(exc)
 
 
     def _steer(self, verdict: Verdict, record: TripRecord, block: Any) -> None:
