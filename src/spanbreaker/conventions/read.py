@@ -299,8 +299,8 @@ def _named_root(text: str, format_types: frozenset[str]) -> str | None:
     text = text[:_MESSAGE_CHARS]
     for pattern in (_CLASS_BEFORE_COLON, _CLASS_WORD):
         for name in reversed(pattern.findall(text)):
-            if name not in fw.WRAPPER_ERRORS and exception_class.is_exception_class(name, _KNOWN_NAMES) \
-                    or name in format_types:
+            if name in format_types or (name not in fw.WRAPPER_ERRORS
+                                        and exception_class.is_exception_class(name, _KNOWN_NAMES)):
                 return str(name)
     return None
 
