@@ -236,7 +236,7 @@ class BreakerSpanProcessor(SpanProcessor):
                         engine.internal_error(exc)
         record, mode, block = verdict.record, self.config.mode, verdict.block
         if verdict.action is _STEER and record is not None:
-            self._steer(verdict, record, block)
+            self._steer(verdict, record, block, started, parent_context)
             return
         if record is not None:
             for span in verdict.marks:
@@ -262,7 +262,8 @@ class BreakerSpanProcessor(SpanProcessor):
                         blocked=not verdict.new_trip)
 
     def _start_later(self, span: Span, parent_context: Context | None) -> None:
-        """Give the processors added after this one the blocked span's ``on_start``, before it ends and raises.
+        """Give the processors added after this one the blocked (or steered) span's ``on_start``, before it ends and
+        the breaker raises.
 
         The SDK's ``SynchronousMultiSpanProcessor`` calls its processors in the order they were added and stops
         at the first that raises: without this, a processor added after the breaker (Phoenix's ``register``,
@@ -288,8 +289,8 @@ class BreakerSpanProcessor(SpanProcessor):
             except Exception as exc:  # theirs, not ours to raise: the intended trip follows
                 self.engine.internal_error(exc)
 
-
-    def _steer(self, verdict: Verdict, record: TripRecord, block: Any) -> None:
+    def _steer(self, verdict: Verdict, record: TripRecord, block: Any, started: Span | None = None,
+               parent_context: Context | None = None) -> None:
         """A steer: mark the span; in enforce mode end it (exported, marked blocked) and raise
         :class:`~spanbreaker.Steered`, an ordinary exception the framework's tool-error path hands to the model."""
         mode = self.config.mode
@@ -302,6 +303,8 @@ class BreakerSpanProcessor(SpanProcessor):
         self.engine.announce(verdict)
         if block is None:
             return
+        if started is not None:  # the raise below stops the SDK's loop: the later processors first
+            self._start_later(started, parent_context)
         try:
             if all(span is not block for span in verdict.marks):
                 marking.mark_steered(block, record.detector, record.reason, {}, mode, blocked=True)

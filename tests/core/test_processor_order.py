@@ -65,16 +65,18 @@ def _blocked(spans: list[ReadableSpan]) -> list[ReadableSpan]:
     return [s for s in spans if (s.attributes or {}).get("spanbreaker.blocked")]
 
 
+@pytest.mark.parametrize("response", ["stop", "steer"])
 @pytest.mark.parametrize("breaker_first", [True, False], ids=["breaker-first", "breaker-last"])
-def test_a_later_processor_sees_the_blocked_span_start_and_keeps_it(breaker_first: bool) -> None:
+def test_a_later_processor_sees_the_blocked_span_start_and_keeps_it(breaker_first: bool, response: str) -> None:
+    """Stopped (``Tripped``) or steered (``Steered``, an ordinary exception): both raise from ``on_start``."""
     provider = TracerProvider()
     strict = StartedOnly(InMemorySpanExporter())
     plain = InMemorySpanExporter()
-    breaker = spanbreaker.BreakerSpanProcessor(spanbreaker.BreakerConfig())
+    breaker = spanbreaker.BreakerSpanProcessor(spanbreaker.BreakerConfig(response=response))
     processors: list[SpanProcessor] = [strict, SimpleSpanProcessor(plain)]
     for processor in ([breaker, *processors] if breaker_first else [*processors, breaker]):
         provider.add_span_processor(processor)
-    with pytest.raises(spanbreaker.Tripped):
+    with pytest.raises(spanbreaker.Steered if response == "steer" else spanbreaker.Tripped):
         _loop(provider)
     assert strict.refused == []
     assert set(strict.started.values()) == {1}  # every span started once for it, none twice
