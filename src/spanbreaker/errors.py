@@ -109,6 +109,22 @@ def register_steer_exception(scope_prefix: str, exception_type: type[Steered]) -
         _steer_variants[scope_prefix] = exception_type
 
 
+_no_steer: set[str] = set()
+
+
+def register_steer_unsupported(scope_prefix: str) -> None:
+    """Spans of ``scope_prefix`` cannot carry a steer to the model: the framework swallows an ordinary exception
+    raised where the span starts (LangChain's callback manager logs it and runs the tool anyway). A steer there
+    is raised as the hard trip instead, so the call still never runs."""
+    with _variants_lock:
+        _no_steer.add(scope_prefix)
+
+
+def steer_supported(scope_name: str | None) -> bool:
+    """False when the span's instrumentation scope was registered with :func:`register_steer_unsupported`."""
+    return not (scope_name and _no_steer and any(scope_name.startswith(prefix) for prefix in _no_steer))
+
+
 def steer_exception_for(scope_name: str | None) -> type[Steered]:
     """The exception class to raise for a steer on a span of the given instrumentation scope."""
     return _variant(_steer_variants, scope_name, Steered)

@@ -40,7 +40,7 @@ from .breaker import BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig
 from .coverage import check_spans
 from .engine import BreakerEngine, Stats
-from .errors import Tripped, steer_exception_for, trip_exception_for
+from .errors import Tripped, steer_exception_for, steer_supported, trip_exception_for
 from .verdict import Action, Verdict
 
 if TYPE_CHECKING:
@@ -292,12 +292,16 @@ class BreakerSpanProcessor(SpanProcessor):
     def _steer(self, verdict: Verdict, record: TripRecord, block: Any, started: Span | None = None,
                parent_context: Context | None = None) -> None:
         """A steer: mark the span; in enforce mode end it (exported, marked blocked) and raise
-        :class:`~spanbreaker.Steered`, an ordinary exception the framework's tool-error path hands to the model."""
+        :class:`~spanbreaker.Steered`, an ordinary exception the framework's tool-error path hands to the model.
+        Where the framework would swallow that exception and run the call anyway (``steer_supported``: LangChain),
+        the call is stopped with the hard trip instead: marked tripped, ``Tripped`` raised."""
         mode = self.config.mode
+        hard = block is not None and not steer_supported(_scope_name(block))
+        mark = marking.mark_tripped if hard else marking.mark_steered
         for span in verdict.marks:
             try:
-                marking.mark_steered(span, record.detector, record.reason, record.evidence, mode,
-                                     blocked=block is not None and span is block)
+                mark(span, record.detector, record.reason, record.evidence, mode,
+                     blocked=block is not None and span is block)
             except Exception as exc:
                 self.engine.internal_error(exc)
         self.engine.announce(verdict)
@@ -307,12 +311,13 @@ class BreakerSpanProcessor(SpanProcessor):
             self._start_later(started, parent_context)
         try:
             if all(span is not block for span in verdict.marks):
-                marking.mark_steered(block, record.detector, record.reason, {}, mode, blocked=True)
+                mark(block, record.detector, record.reason, {}, mode, blocked=True)
             block.end()
         except Exception as exc:
             self.engine.internal_error(exc)
-        raise steer_exception_for(_scope_name(block))(record.detector, record.reason, record.trace_id,
-                                                      record.evidence)
+        scope = _scope_name(block)
+        exception = trip_exception_for(scope) if hard else steer_exception_for(scope)
+        raise exception(record.detector, record.reason, record.trace_id, record.evidence)
 
 
 def _scope_name(span: Any) -> str | None:

@@ -113,3 +113,20 @@ def test_retry_policy_and_tool_error_handling_do_not_swallow_the_stop(env: LangG
     assert calls.tools == LOOP_TOOL_CALLS and calls.model == LOOP_TOOL_CALLS + 1
     assert env.processor.stats.blocked == 1, "the vetoed node was retried (a retry meets the latched breaker)"
     env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("agent", sorted(AGENTS))
+def test_steer_response_stops_hard_where_langchain_would_swallow_the_steer(
+        make_env: Callable[..., LangGraphEnv], agent: str) -> None:
+    """LangChain's callback manager logs and swallows an ordinary exception raised where a tool span starts, so a
+    ``spanbreaker.Steered`` would let the call run (and the span end twice). Under ``response="steer"`` the
+    LangChain scope stops with the hard trip instead: the vetoed call never runs, nothing is lost."""
+    env = make_env(response="steer")
+    graph, calls = build(agent, "loop")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(graph, "sync")
+    assert caught.value.detector == LOOP_DETECTOR
+    assert calls.tools == LOOP_TOOL_CALLS
+    env.assert_nothing_lost()
+    blocked = [s for s in env.spans() if (s.attributes or {}).get("spanbreaker.blocked") is True]
+    assert len(blocked) == 1 and blocked[0].attributes["spanbreaker.tripped"] is True

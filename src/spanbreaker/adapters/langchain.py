@@ -32,7 +32,7 @@ import threading
 from typing import Any
 
 from ..conventions.langchain import start_attributes
-from ..errors import Tripped
+from ..errors import Tripped, register_steer_unsupported
 from .base import PatchLog
 
 logger = logging.getLogger("spanbreaker")
@@ -113,6 +113,9 @@ class LangChainAdapter:
         from openinference.instrumentation.langchain._tracer import OpenInferenceTracer
 
         with self._lock:
+            # The tracer's start hook runs inside LangChain's callback manager, which logs and swallows an
+            # ordinary exception: a steer (spanbreaker.Steered) would not stop the call, so it stops hard.
+            register_steer_unsupported(SCOPE)
             if not self._patches:
                 self._patches.wrap(OpenInferenceTracer, "_start_trace", _start_trace)
             if self._instrumentor is not None:
