@@ -53,3 +53,18 @@ class Deferred:
             action()
         except Exception:  # instrumenting must never break the application's import
             logger.warning("spanbreaker could not instrument %s", self.module, exc_info=True)
+
+
+def being_imported(package: str) -> bool:
+    """True while a module of ``package`` is still executing its import (partially initialised).
+
+    ``opentelemetry-instrument`` loads every installed instrumentor; one that imports its framework fires our
+    post-import hook half-way through its own import, and instrumenting it from the hook then fails with a
+    circular ImportError. The launcher is instrumenting it at that moment anyway (on the global provider, which
+    carries the breaker), so the adapter can stand aside."""
+    prefix = package + "."
+    for name, module in list(sys.modules.items()):
+        if (name == package or name.startswith(prefix)) and getattr(
+                getattr(module, "__spec__", None), "_initializing", False):
+            return True
+    return False

@@ -22,7 +22,7 @@ import importlib.util
 import threading
 from typing import Any
 
-from ._deferred import Deferred
+from ._deferred import Deferred, being_imported
 
 SCOPE = "openinference.instrumentation.openai_agents"
 """Instrumentation scope of every span the instrumentor creates."""
@@ -55,7 +55,12 @@ class OpenAIAgentsAdapter:
             instrumentor = OpenAIAgentsInstrumentor()
             if instrumentor.is_instrumented_by_opentelemetry:  # on another provider: move it to this one
                 instrumentor.uninstrument()
-            instrumentor.instrument(tracer_provider=tracer_provider)
+            try:
+                instrumentor.instrument(tracer_provider=tracer_provider)
+            except ImportError:
+                if being_imported(SCOPE):  # the launcher is loading this instrumentor right now (see being_imported)
+                    return
+                raise
             self._instrumentor = instrumentor
 
     def uninstrument(self) -> None:
