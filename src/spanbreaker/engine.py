@@ -307,6 +307,7 @@ class BreakerEngine:
                 kept = name if type(name) is not str or len(name) <= NAME_CHARS else name[:NAME_CHARS]
                 if kind is _CHAIN:
                     step = kept if isinstance(kept, str) else None
+                ref: Callable[[], Any]
                 try:  # weak where it can be: an abandoned span the caller dropped is not kept alive here
                     ref = _weakref(handle)
                 except TypeError:
