@@ -12,6 +12,7 @@ memory blocks instead, before and after.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import sys
@@ -133,11 +134,9 @@ def sdk_cases(traces: int) -> tuple[float, float]:
             step = tripping.start_span(f"{i}" + "n" * 2**20, context=set_span_in_context(root),
                                        attributes={"openinference.span.kind": "CHAIN"})
             for _ in range(2):
-                try:
+                with contextlib.suppress(spanbreaker.Tripped):
                     tripping.start_span("Model.generate", context=set_span_in_context(step),
                                         attributes={"openinference.span.kind": "LLM"}).end()
-                except spanbreaker.Tripped:
-                    pass
             step.end()
             root.end()
 
