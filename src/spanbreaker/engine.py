@@ -307,10 +307,16 @@ class BreakerEngine:
                 kept = name if type(name) is not str or len(name) <= NAME_CHARS else name[:NAME_CHARS]
                 if kind is _CHAIN:
                     step = kept if isinstance(kept, str) else None
+                # Model and tool calls weakly where they can be: an abandoned call span the caller dropped, its
+                # prompt and all, is not kept alive here. Agent and step spans strongly: an adapter ends those
+                # when an aborted run leaked them (end_open_spans), and only the breaker still holds them then.
                 ref: Callable[[], Any]
-                try:  # weak where it can be: an abandoned span the caller dropped is not kept alive here
-                    ref = _weakref(handle)
-                except TypeError:
+                if kind is _LLM or kind is _TOOL:
+                    try:
+                        ref = _weakref(handle)
+                    except TypeError:
+                        ref = strong_ref(handle)
+                else:
                     ref = strong_ref(handle)
                 if not gated:  # CHAIN and OTHER spans: nothing to veto, no attributes kept
                     if len(open_spans) < MAX_OPEN_SPANS:
