@@ -6,12 +6,13 @@ figures are the processor's own, not the SDK's span objects, and a million trace
 live; the long churn runs without it (it would slow every allocation) and counts the interpreter's allocated
 memory blocks instead, before and after.
 
-    python benchmarks/memory.py [--traces 1000000]
+    python benchmarks/memory.py [--traces 1000000] [--abandoned 1000]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import sys
@@ -86,10 +87,69 @@ def allocated() -> int:
     return tracemalloc.get_traced_memory()[0]
 
 
+def _retained_per_trace(run: Any, traces: int) -> float:
+    """Bytes still allocated after ``run(traces)`` and a full collection, per trace (after a warm-up run)."""
+    run(10)
+    gc.collect()
+    tracemalloc.start()
+    before = allocated()
+    run(traces)
+    retained = allocated() - before
+    tracemalloc.stop()
+    return retained / traces
+
+
+def sdk_cases(traces: int) -> tuple[float, float]:
+    """Through the real SDK: (bytes per abandoned trace with 200 KB prompts, bytes per ended trace whose
+    session id and step name are 1 MiB each)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.trace import set_span_in_context
+
+    # Each abandoned trace: an agent root with a short task, a step, a model call with a 200 KB prompt; none
+    # ends, the application drops them all.
+    def tracer(**overrides: Any) -> Any:
+        provider = TracerProvider()
+        provider.add_span_processor(spanbreaker.BreakerSpanProcessor(**overrides))
+        return provider.get_tracer("benchmark")
+
+    abandoning = tracer(max_model_calls=10**9, max_tool_calls=10**9, max_traces=10 * traces + 100)
+    counter = iter(range(10**9))
+
+    def abandon(n: int) -> None:
+        for _ in range(n):
+            i = next(counter)
+            root = abandoning.start_span("CodeAgent.run", attributes={
+                "openinference.span.kind": "AGENT", "input.value": f"task {i}"})
+            step = abandoning.start_span("Step 1", context=set_span_in_context(root),
+                                         attributes={"openinference.span.kind": "CHAIN"})
+            abandoning.start_span("Model.generate", context=set_span_in_context(step), attributes={
+                "openinference.span.kind": "LLM", "input.value": f"{i} " + "p" * 200_000})
+
+    tripping = tracer(max_model_calls=1)
+
+    def long_values(n: int) -> None:
+        for _ in range(n):
+            i = next(counter)
+            root = tripping.start_span("CodeAgent.run", attributes={
+                "openinference.span.kind": "AGENT", "session.id": f"{i}" + "s" * 2**20,
+                "spanbreaker.validation_failed": True})
+            step = tripping.start_span(f"{i}" + "n" * 2**20, context=set_span_in_context(root),
+                                       attributes={"openinference.span.kind": "CHAIN"})
+            for _ in range(2):
+                with contextlib.suppress(spanbreaker.Tripped):
+                    tripping.start_span("Model.generate", context=set_span_in_context(step),
+                                        attributes={"openinference.span.kind": "LLM"}).end()
+            step.end()
+            root.end()
+
+    return _retained_per_trace(abandon, traces), _retained_per_trace(long_values, traces)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=1_000_000, help="traces that come and go")
     parser.add_argument("--live", type=int, default=1_000, help="traces held open at once")
+    parser.add_argument("--abandoned", type=int, default=1_000, help="abandoned and long-value traces")
     args = parser.parse_args()
 
     processor = spanbreaker.BreakerSpanProcessor(max_model_calls=10**9, max_tool_calls=10**9)
@@ -115,6 +175,7 @@ def main() -> None:
     del never_ended
     capped = allocated() - baseline
     tracemalloc.stop()
+    abandoned, long_values = sdk_cases(args.abandoned)
 
     gc.collect()
     blocks_before = sys.getallocatedblocks()
@@ -132,6 +193,10 @@ def main() -> None:
     print(f"retained after those traces ended: {after_live / 1024:.1f} KiB")
     print(f"{processor.config.max_traces * 2:,} roots that never end (LRU cap {processor.config.max_traces:,}):"
           f" the processor holds {capped / 1024 / 1024:.1f} MiB, {processor.stats.traces_evicted:,} traces evicted")
+    print(f"{args.abandoned:,} abandoned traces with 200 KB prompts (real SDK, spans dropped unended):"
+          f" {abandoned / 1024:.1f} KiB retained per trace")
+    print(f"{args.abandoned:,} traces with a 1 MiB session.id and a 1 MiB step name, tripped and ended:"
+          f" {long_values / 1024:.1f} KiB retained per trace")
     print(f"{args.traces:,} more traces came and went: {blocks_after - blocks_before:+,} memory blocks retained"
           f" ({args.traces * 4 / elapsed:,.0f} spans/s through the processor)")
 

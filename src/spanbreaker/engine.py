@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from .detectors.base import Quiet
 from .kinds import Kind
 from .pricing import cost_usd, prewarm
 from .signals import AgentRun, ModelCall, StepEnd, ToolCall, delegation_key
-from .tracestate import MAX_OPEN_SPANS, OpenSpan, TraceState
+from .tracestate import MAX_OPEN_SPANS, NAME_CHARS, NO_ATTRIBUTES, OpenSpan, TraceState, strong_ref
 from .verdict import Action, Verdict
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ _WARN, _STEER, _TRIP, _BLOCK = Action.WARN, Action.STEER, Action.TRIP, Action.BL
 _STEERED, _PENDING = "spanbreaker.steered", "spanbreaker.steer_pending"
 """Keys in an agent scope's slots: the detectors whose steer this agent already had (their next finding trips);
 the steer an end hook found, waiting for the agent's next call of that tool."""
+_weakref = weakref.ref
 
 
 def hex_trace(trace_id: int) -> str:
@@ -285,6 +287,7 @@ class BreakerEngine:
                 now = self._clock()
                 trace.last_seen = now
             lock = trace.lock
+            entry: OpenSpan | None = None
             lock.acquire()
             try:
                 open_spans = trace.open
@@ -301,13 +304,29 @@ class BreakerEngine:
                 if kind is _AGENT:
                     signal = agent_start(name, attributes, self._cap)
                     scope, chain = trace.scope(signal.name), (*chain, signal.name)
-                elif kind is _CHAIN:
-                    step = name if isinstance(name, str) else None
-                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, name, attributes, handle)
+                kept = name if type(name) is not str or len(name) <= NAME_CHARS else name[:NAME_CHARS]
+                if kind is _CHAIN:
+                    step = kept if isinstance(kept, str) else None
+                # Model and tool calls weakly where they can be: an abandoned call span the caller dropped, its
+                # prompt and all, is not kept alive here. Agent and step spans strongly: an adapter ends those
+                # when an aborted run leaked them (end_open_spans), and only the breaker still holds them then.
+                ref: Callable[[], Any]
+                if kind is _LLM or kind is _TOOL:
+                    try:
+                        ref = _weakref(handle)
+                    except TypeError:
+                        ref = strong_ref(handle)
+                else:
+                    ref = strong_ref(handle)
+                if not gated:  # CHAIN and OTHER spans: nothing to veto, no attributes kept
+                    if len(open_spans) < MAX_OPEN_SPANS:
+                        open_spans[span_id] = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept,
+                                                       NO_ATTRIBUTES, ref)
+                    return None
+                # The attributes only while the start hooks run (finally below): never kept on an open span.
+                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref)
                 if len(open_spans) < MAX_OPEN_SPANS:
                     open_spans[span_id] = entry
-                if not gated:  # CHAIN and OTHER spans: nothing to veto
-                    return None
                 # A TOOL, LLM or AGENT span starts: admit it (breaker), then run the start detectors on its inputs.
                 # Inline rather than a method: a call with this many arguments costs more than the rest of a
                 # CLOSED trace's admission.
@@ -340,6 +359,8 @@ class BreakerEngine:
                     hooks = self._agent_start_hooks
                 return self._detect(trace, scope, entry, signal, hooks, now, True)
             finally:
+                if entry is not None:
+                    entry.attributes = NO_ATTRIBUTES
                 lock.release()
         except Exception as exc:
             self.internal_error(exc)

@@ -230,6 +230,8 @@ class BreakerSpanProcessor(SpanProcessor):
         for warning in (*verdict.warnings, verdict) if verdict.warnings else (verdict,):
             if warning.action is _WARN:
                 for span in warning.marks:
+                    if span is None:  # the caller dropped it (the engine holds spans weakly)
+                        continue
                     try:
                         marking.mark_warning(span, warning.detector, warning.reason, warning.evidence)
                     except Exception as exc:
@@ -240,6 +242,8 @@ class BreakerSpanProcessor(SpanProcessor):
             return
         if record is not None:
             for span in verdict.marks:
+                if span is None:
+                    continue
                 try:
                     marking.mark_tripped(span, record.detector, record.reason, record.evidence, mode,
                                          blocked=block is not None and span is block)

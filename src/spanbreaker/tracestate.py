@@ -8,8 +8,9 @@ shares one history (its repeated delegations are visible) while its calls never 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .breaker import TraceBreaker
@@ -19,6 +20,15 @@ from .signals import AgentRun, ModelCall, ToolCall
 
 MAX_OPEN_SPANS = 4096
 """Open spans tracked per trace; beyond it new spans are not tracked (they still export normally)."""
+NAME_CHARS = 256
+"""Characters of a span name kept on an open span and in a trip record."""
+NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
+"""What an open span holds of its attributes once its start hooks ran."""
+
+
+def strong_ref(handle: Any) -> Callable[[], Any]:
+    """A reference for a handle that takes no weak reference (None, a plain value): the handle itself."""
+    return lambda: handle
 
 
 @dataclass(slots=True, eq=False)
@@ -34,13 +44,23 @@ class OpenSpan:
     """Name of the nearest CHAIN ('Step N') span, if any."""
     signal: ToolCall | ModelCall | AgentRun | None
     name: str
+    """The span's name, cut to :data:`NAME_CHARS` (a trip record carries it after the trace ended)."""
     attributes: Mapping[str, Any]
-    """The span's attributes as fed at start (the caller's live mapping: tool_repeat fingerprints from it)."""
-    handle: Any
-    """The caller's object for the span (the façade's SDK span), handed back in verdicts; never looked into."""
+    """The span's attributes while its start hooks run (tool_repeat fingerprints from them), then
+    :data:`NO_ATTRIBUTES`: an open span never keeps a whole attribute value (a 200 KB prompt on a span whose
+    trace is abandoned would stay until the LRU cap or the TTL dropped the trace)."""
+    ref: Callable[[], Any]
+    """Returns the caller's object for the span (the façade's SDK span), or None once the caller dropped it.
+    A weak reference where the object allows one: an abandoned span the application let go must not be kept
+    alive, attributes and all, by the breaker. Read it through :attr:`handle`."""
     probe: bool = False
     tool_calls: int = 0
     """Tool calls started under this span (CHAIN spans: per-step count)."""
+
+    @property
+    def handle(self) -> Any:
+        """The caller's object for the span, handed back in verdicts (None once dropped); never looked into."""
+        return self.ref()
 
     @property
     def agent(self) -> str:

@@ -212,11 +212,17 @@ def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
     return "agent"
 
 
+_SESSION_CHARS = 128
+"""A longer session id is kept as its digest: the session table holds up to 10,000 of them."""
+
+
 def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
     agent = agent_name(name, attributes)
     task = as_str(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES))
-    return AgentRun(name=agent, task_key=text_key(task or "", cap), task_known=task is not None,
-                    session=as_str(pick(attributes, oi.SESSION, ga.CONVERSATION)))
+    session = as_str(pick(attributes, oi.SESSION, ga.CONVERSATION))
+    if session is not None and len(session) > _SESSION_CHARS:  # the engine's session table outlives the trace
+        session = digest(session, cap)
+    return AgentRun(name=agent, task_key=text_key(task or "", cap), task_known=task is not None, session=session)
 
 
 def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,

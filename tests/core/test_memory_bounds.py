@@ -1,0 +1,110 @@
+"""Memory the breaker keeps is bounded whatever the spans carry and however a trace ends (issue 16).
+
+Functional bounds with generous margins, measured with tracemalloc through the real SDK: the figures themselves
+are in benchmarks/memory.py and BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import gc
+import tracemalloc
+
+from opentelemetry.sdk.trace import TracerProvider
+
+import spanbreaker
+
+PROMPT = 200_000
+TRACES = 100
+
+
+def _retained(run: object) -> float:
+    """Bytes still allocated after ``run()`` and a full collection, per trace (a first run, not counted, loads
+    what the processor imports lazily)."""
+    run()  # type: ignore[operator]
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run()  # type: ignore[operator]
+        gc.collect()
+        return (tracemalloc.get_traced_memory()[0] - before) / TRACES
+    finally:
+        tracemalloc.stop()
+
+
+def _provider() -> tuple[TracerProvider, spanbreaker.BreakerSpanProcessor]:
+    processor = spanbreaker.BreakerSpanProcessor(max_model_calls=10**9, max_tool_calls=10**9)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    return provider, processor
+
+
+def test_abandoned_traces_keep_no_prompts() -> None:
+    """A trace whose root never ends, its spans dropped by the application: no 200 KB prompt is kept (model and
+    tool spans are held weakly; agent and step spans strongly, so that end_open_spans can still end them)."""
+    provider, processor = _provider()
+    tracer = provider.get_tracer("test")
+
+    def abandon() -> None:
+        for i in range(TRACES):
+            root = tracer.start_span("CodeAgent.run", attributes={
+                "openinference.span.kind": "AGENT", "input.value": f"task {i}"})
+            from opentelemetry.trace import set_span_in_context
+            context = set_span_in_context(root)
+            step = tracer.start_span("Step 1", context=context, attributes={"openinference.span.kind": "CHAIN"})
+            llm = tracer.start_span("Model.generate", context=set_span_in_context(step), attributes={
+                "openinference.span.kind": "LLM", "input.value": f"{i} " + "p" * PROMPT})
+            del root, step, llm, context  # abandoned: never ended, dropped by the application
+
+    per_trace = _retained(abandon)
+    assert processor.engine.live_count() >= TRACES  # the traces are still live (no TTL, no cap reached)
+    assert per_trace < 64 * 1024, f"{per_trace / 1024:.0f} KiB per abandoned trace"
+
+
+def test_open_spans_keep_no_attribute_values() -> None:
+    """While the application still holds its spans, the breaker's own records hold no attribute value."""
+    provider, processor = _provider()
+    tracer = provider.get_tracer("test")
+    root = tracer.start_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
+                                                          "input.value": "t" * PROMPT})
+    trace = processor.engine.trace(root.get_span_context().trace_id)
+    assert trace is not None
+    for entry in trace.open.values():
+        assert not entry.attributes
+        assert entry.handle is root
+    root.end()
+    assert processor.engine.live_count() == 0
+
+
+def test_long_values_are_cut_after_the_trace_ends() -> None:
+    """A 1 MiB session id and a 1 MiB step name are not kept whole in the session table or trip records."""
+    processor = spanbreaker.BreakerSpanProcessor(max_model_calls=1)
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("test")
+    from opentelemetry.trace import set_span_in_context
+
+    def run() -> None:
+        for i in range(TRACES):
+            root = tracer.start_span("CodeAgent.run", attributes={
+                "openinference.span.kind": "AGENT", "session.id": f"{i}" + "s" * 1_000_000,
+                "spanbreaker.validation_failed": True})
+            step = tracer.start_span(f"{i}" + "n" * 1_000_000, context=set_span_in_context(root),
+                                     attributes={"openinference.span.kind": "CHAIN"})
+            for _ in range(2):
+                try:
+                    llm = tracer.start_span("Model.generate", context=set_span_in_context(step),
+                                            attributes={"openinference.span.kind": "LLM"})
+                    llm.end()
+                except spanbreaker.Tripped:  # the trip on the second call
+                    pass
+            step.end()
+            root.end()
+
+    per_trace = _retained(run)
+    assert processor.engine.live_count() == 0
+    assert processor.stats.trips == 2 * TRACES
+    record = processor.trip_record(f"{next(iter(processor.engine._records)):032x}")
+    assert record is not None and record.step is not None and len(record.step) <= 256
+    assert all(len(key) <= 128 for key in processor.engine._sessions)
+    assert per_trace < 16 * 1024, f"{per_trace / 1024:.0f} KiB per ended trace"
