@@ -88,6 +88,9 @@ class BreakerConfig:
     """Similarity (0-100, rapidfuzz) above which two argument strings count as the same query."""
     fixation_max: int = field(default=4, metadata=_int(2, doc="near-duplicate queries, same results"))
     """Near-duplicate (paraphrased) calls of one tool that returned near-identical results."""
+    stall_flag_max: int = field(default=3, metadata=_int(1, doc="consecutive progress ledgers"))
+    """Consecutive rounds in which an orchestrating model's own progress ledger (Magentic-One's
+    ``is_in_loop`` / ``is_progress_being_made``) says it is looping or not progressing."""
     exploration_window: int = field(default=10, metadata=_int(3, 1000, doc="tool calls"))
     """Consecutive tool calls with neither a new query nor a new result before ``low_exploration`` trips."""
 

@@ -160,6 +160,9 @@ class ModelCall:
     """The messages sent were not on the span at start, only at its end: size checks are decided then."""
     first_in_scope: bool = False
     """The agent's first model call of the run (set by session_bloat when it cannot decide at start)."""
+    stalled: bool | None = None
+    """The model's own progress ledger in its output says it is looping or not progressing (True), says neither
+    (False); None when the output holds no ledger (see :mod:`spanbreaker.conventions.ledger`)."""
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample
 from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
-from . import exception_class
+from . import exception_class, ledger
 from . import frameworks as fw
 from . import genai as ga
 from . import langchain as lc
@@ -187,6 +187,9 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
     value = get(oi.COST_TOTAL)
     if value is not None:
         call.cost_usd = as_float(value)
+    value = get(oi.OUTPUT)
+    if type(value) is str and value.find(ledger.IN_LOOP, 0, ledger.LEDGER_CHARS) >= 0:
+        call.stalled = ledger.stalled(value)
     if call.input_chars == 0:
         raw = get(oi.INPUT)
         if isinstance(raw, str):

@@ -16,6 +16,7 @@ from .error_loop import ErrorLoop
 from .format_loop import FormatLoop
 from .input_fixation import InputFixation
 from .low_exploration import LowExploration
+from .self_reported_stall import SelfReportedStall
 from .session_bloat import SessionBloat
 from .token_budget import TokenBudget
 from .tool_repeat import ToolRepeat
@@ -26,7 +27,8 @@ ALL_DETECTORS: tuple[type[Detector], ...] = (
     # Order matters only for which id is reported when two detectors fire on the same span:
     # the most specific explanation first, budgets last.
     DelegationCycle, DelegationDepth, DelegationRepeat, SessionBloat, ContextGrowth, ToolRepeat, InputFixation,
-    ToolStreak, LowExploration, ErrorLoop, FormatLoop, ValidationFailures, CallBudget, TokenBudget, CostBudget,
+    ToolStreak, LowExploration, ErrorLoop, SelfReportedStall, FormatLoop, ValidationFailures, CallBudget,
+    TokenBudget, CostBudget,
 )
 
 

@@ -1,0 +1,39 @@
+"""The agent's own stall flag: a progress ledger an orchestrating model writes every round.
+
+Magentic-One's orchestrator (AutoGen's ``MagenticOneGroupChat`` keeps the same prompt) answers, each round, a
+JSON ledger such as ``{"is_in_loop": {"reason": "...", "answer": true}, "is_progress_being_made": {"reason":
+"...", "answer": false}, ...}`` before it picks the next speaker. The model judging itself stuck is a signal no
+span shape gives: the calls it makes around it are all different (re-worded instructions to a web surfer),
+so no repetition detector sees them. Only the two answers are read, never the reasons (model-written text).
+"""
+
+from __future__ import annotations
+
+import re
+
+NAME = "ledger"
+
+IN_LOOP = '"is_in_loop"'
+"""The key that marks a model output as a progress ledger (searched for first, in a bounded head)."""
+LEDGER_CHARS = 16_384
+"""How far into a model output the ledger is looked for (it opens the output; its reasons are a few lines)."""
+_ANSWER = r'"{key}"\s*:\s*(?:\{{(?:[^"]|"(?:[^"\\]|\\.)*"){{0,4096}}?"answer"\s*:\s*)?(true|false)\b'
+"""``"key": true`` or ``"key": {..., "answer": true}``; the object's other strings (reasons) are skipped whole,
+so braces or quotes inside them do not end it."""
+_LOOPING = re.compile(_ANSWER.format(key="is_in_loop"))
+_PROGRESS = re.compile(_ANSWER.format(key="is_progress_being_made"))
+
+
+def stalled(output: str) -> bool | None:
+    """True when the ledger in ``output`` says the run is in a loop or makes no progress, False when it says
+    neither, None when ``output`` holds no ledger (the common case: one bounded ``find``, no regex)."""
+    at = output.find(IN_LOOP, 0, LEDGER_CHARS)
+    if at < 0:
+        return None
+    head = output[max(0, at - LEDGER_CHARS):at + LEDGER_CHARS]
+    looping = _LOOPING.search(head)
+    progress = _PROGRESS.search(head)
+    if looping is None and progress is None:
+        return None
+    return bool((looping is not None and looping.group(1) == "true")
+                or (progress is not None and progress.group(1) == "false"))
