@@ -462,6 +462,10 @@ class BreakerEngine:
         record = verdict.record
         if record is None:
             return
+        if verdict.action is _STEER:
+            if metrics is not None:
+                metrics.steer(record.detector, record.agent)
+            return
         if verdict.new_trip:
             if metrics is not None:
                 metrics.trip(record.detector, record.agent)

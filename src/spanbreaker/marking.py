@@ -39,6 +39,7 @@ EVIDENCE_PREFIX = "spanbreaker.evidence."
 METRIC_TRIPS = "spanbreaker.trips"
 METRIC_BLOCKED = "spanbreaker.blocked_calls"
 METRIC_WARNINGS = "spanbreaker.warnings"
+METRIC_STEERS = "spanbreaker.steers"
 METRIC_INTERNAL_ERRORS = "spanbreaker.internal_errors"
 
 _PRIMITIVES = (bool, int, float, str)

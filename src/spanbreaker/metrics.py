@@ -1,4 +1,4 @@
-"""OTel metrics the breaker records about itself: trips, blocked calls, warnings, internal errors.
+"""OTel metrics the breaker records about itself: trips, steers, blocked calls, warnings, internal errors.
 
 Why metrics as well as span attributes: traces are sampled and short-lived, while an operator wants "how many
 agents tripped in the last hour, by detector" on a dashboard and an alert on it. Counters go through the OTel
@@ -27,7 +27,7 @@ KIND_LABEL = "spanbreaker.span_kind"
 
 
 class BreakerMetrics:
-    """Four counters, created once per processor.
+    """Five counters, created once per processor.
 
     Args:
         meter_provider: an SDK ``MeterProvider``; the global one when omitted (a no-op without an SDK).
@@ -50,6 +50,10 @@ class BreakerMetrics:
             marking.METRIC_BLOCKED, unit="{call}",
             description="Tool, model or agent calls vetoed by an open breaker before they ran.",
         )
+        self._steers = meter.create_counter(
+            marking.METRIC_STEERS, unit="{steer}",
+            description="Calls failed with a steer message (response=steer) instead of a trip, by detector and agent.",
+        )
         self._warnings = meter.create_counter(
             marking.METRIC_WARNINGS, unit="{warning}", description="Detectors that came close to their threshold."
         )
@@ -61,6 +65,10 @@ class BreakerMetrics:
     def trip(self, detector: str, agent: str | None) -> None:
         """One trace tripped; ``agent`` is the innermost agent at the trip (``unknown`` when none)."""
         self._add(self._trips, {DETECTOR_LABEL: detector, AGENT_LABEL: agent or "unknown"})
+
+    def steer(self, detector: str, agent: str | None) -> None:
+        """One agent was steered (its call failed with a message for the model); a later trip counts apart."""
+        self._add(self._steers, {DETECTOR_LABEL: detector, AGENT_LABEL: agent or "unknown"})
 
     def blocked(self, detector: str, kind: str) -> None:
         """One call was vetoed; ``kind`` is the span kind (``TOOL``, ``LLM``, ``AGENT``)."""

@@ -33,7 +33,7 @@ KNOWN = {
 
 SPAN_ATTRIBUTES = {marking.TRIPPED, marking.DETECTOR, marking.REASON, marking.BLOCKED, marking.STATE, marking.MODE}
 EVENTS = {marking.TRIP_EVENT, marking.WARNING_EVENT}
-PROCESSOR_METRICS = {marking.METRIC_TRIPS, marking.METRIC_BLOCKED, marking.METRIC_WARNINGS,
+PROCESSOR_METRICS = {marking.METRIC_TRIPS, marking.METRIC_STEERS, marking.METRIC_BLOCKED, marking.METRIC_WARNINGS,
                      marking.METRIC_INTERNAL_ERRORS}
 METRIC_LABELS = {metrics.DETECTOR_LABEL, metrics.AGENT_LABEL, metrics.KIND_LABEL}
 # Attributes written by the instrumentors (OpenInference) and the SDK resource, which the configs also use.

@@ -67,6 +67,30 @@ def test_a_trip_counts_once_by_detector_and_agent_and_the_vetoed_call_by_kind(me
     assert tool.calls == 4  # the fifth identical search was vetoed before it ran
 
 
+def test_a_steer_counts_apart_from_the_trip_that_follows_it() -> None:
+    """``response="steer"``: the first finding fails one call with a message (a steer, counted once); the model
+    here ignores it and repeats, so the hard trip follows and is counted as a trip, not as a second steer."""
+    reader = InMemoryMetricReader()
+    meter_provider = MeterProvider(metric_readers=[reader])
+    provider = TracerProvider()
+    processor = spanbreaker.BreakerSpanProcessor(spanbreaker.BreakerConfig(response="steer"),
+                                                 meter_provider=meter_provider)
+    provider.add_span_processor(processor)
+    smolagents_adapter.instrument(provider, processor)
+    try:
+        agent, _, _ = build_agent()
+        with pytest.raises(spanbreaker.Tripped):
+            agent.run(TASK)
+        got = points(reader)
+    finally:
+        smolagents_adapter.uninstrument()
+        provider.shutdown()
+        meter_provider.shutdown()
+    assert processor.stats.steered == 1, processor.stats
+    assert got[marking.METRIC_STEERS] == [({DETECTOR_LABEL: "tool_repeat", AGENT_LABEL: "ToolCallingAgent"}, 1)]
+    assert got[marking.METRIC_TRIPS] == [({DETECTOR_LABEL: "tool_repeat", AGENT_LABEL: "ToolCallingAgent"}, 1)]
+
+
 def test_a_healthy_run_records_no_trip_and_no_block(metered: Any) -> None:
     reader, processor = metered
     agent, _, _ = build_agent(healthy=True)
@@ -82,5 +106,6 @@ def test_without_an_sdk_meter_provider_the_counters_are_no_ops() -> None:
     metrics = BreakerMetrics()
     metrics.trip("tool_repeat", None)
     metrics.blocked("tool_repeat", "TOOL")
+    metrics.steer("tool_repeat", "agent")
     metrics.warning("token_budget")
     metrics.internal_error()
