@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-browser test-phoenix bench corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,11 @@ corpora:
 	  corpora/data/who-and-when.otlp.jsonl.gz
 	test -d $(CORPORA_SRC)/CodeR || git clone -q https://github.com/NL2Code/CodeR $(CORPORA_SRC)/CodeR
 	$(PYTHON) corpora/convert_coder.py $(CORPORA_SRC)/CodeR corpora/data/coder-swebench-lite.otlp.jsonl.gz
+
+# Replay verdicts of every corpus (the committed ones, `make corpora` and the shared mini-swe-agent file) against
+# those pinned in tests/replay/verdicts/; a missing corpus fails. The default suite checks the committed ones.
+verdicts: $(VENV)/.dev-installed
+	$(PY) -m tests.replay.verdicts --all
 
 bench: $(VENV)/.dev-installed
 	$(PY) benchmarks/processor_cost.py

@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     unresolved = [r for r in rows if r["resolved"] is False]
     print(f"Replayed {len(rows)} runs ({feeder.stats.spans:,} spans) in {elapsed:.1f} s; "
           f"{len(resolved)} resolved, {len(unresolved)} unresolved; "
-          f"processor internal errors: {feeder.processor.stats.internal_errors}")
+          f"processor internal errors: {feeder.engine.stats.internal_errors}")
     print()
     ours_res = sum(r["ours"].tripped for r in resolved)
     ours_unres = sum(r["ours"].tripped for r in unresolved)

@@ -47,15 +47,12 @@ def _best(clocks: list[Clock]) -> Clock:
     return min(clocks, key=lambda c: c.cpu)
 
 
-def _feed(traces: list[RecordedTrace], breaker: bool) -> Clock:
-    feeder = Feeder(spanbreaker.BreakerConfig(), breaker=breaker)
+def _feed(traces: list[RecordedTrace]) -> Clock:
+    feeder = Feeder(spanbreaker.BreakerConfig())
     gc.collect()
     with Clock() as clock:
         for trace in traces:
-            if breaker:
-                replay_trace(trace, feeder)
-            else:
-                feeder.feed(trace)
+            replay_trace(trace, feeder)
     feeder.shutdown()
     return clock
 
@@ -75,8 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             traces = list(read_traces(paths, problems.append))
         read_times.append(clock)
     spans = sum(len(t.spans) for t in traces)
-    bare = _best([_feed(traces, breaker=False) for _ in range(args.repeat)])
-    full = _best([_feed(traces, breaker=True) for _ in range(args.repeat)])
+    full = _best([_feed(traces) for _ in range(args.repeat)])
     read = _best(read_times)
     end_to_end = []
     count = 0
@@ -92,9 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
           f"{len(traces)} traces, {spans:,} spans; best of {args.repeat}")
     line("read (gunzip + JSON + OTLP decode)", read)
-    line("feed through bare SDK (no breaker)", bare)
-    line("feed through SDK + breaker (observe) + verdict", full)
-    print(f"{'breaker share of the feed (CPU)':<48} {100 * (full.cpu - bare.cpu) / full.cpu:6.1f} %")
+    line("feed the engine (observe) + verdict", full)
     line("end to end (replay(), what the CLI runs)", e2e, f", {count} traces")
     for problem in problems[:10]:
         print(f"input problem: {problem}", file=sys.stderr)

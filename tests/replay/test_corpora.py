@@ -33,7 +33,7 @@ def test_every_corpus_slice_reads_without_a_problem_and_keeps_its_labels() -> No
     feeder = Feeder(spanbreaker.BreakerConfig())
     results = list(replay([SLICE], problems=problems, feeder=feeder))
     assert problems == []
-    assert feeder.processor.stats.internal_errors == 0
+    assert feeder.engine.stats.internal_errors == 0
     labels = {r.resource["eval.task_id"]: (r.resource["eval.corpus"], r.resource["eval.success"],
                                            r.resource["eval.end_reason"], r.resource["eval.budget_exhausted"])
               for r in results}

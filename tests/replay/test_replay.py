@@ -97,7 +97,7 @@ def test_swebench_slice_reproduces_the_calibration_verdicts() -> None:
     results = {r.resource["swebench.instance_id"]: r for r in replay([SLICE], problems=problems, feeder=feeder)}
     assert problems == []
     assert feeder.stats.spans == sum(r.spans for r in results.values())
-    assert feeder.processor.stats.internal_errors == 0
+    assert feeder.engine.stats.internal_errors == 0
     verdicts = {k: (r.resource["swebench.resolved"], r.detector) for k, r in results.items()}
     assert verdicts == {
         "astropy__astropy-12907": (True, None),

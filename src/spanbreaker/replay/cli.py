@@ -17,13 +17,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..config import BreakerConfig
 from ..errors import ConfigError
-from .export import CollectingExporter
+from .export import TraceWriter
 from .feed import Feeder
 from .html import render
 from .readers import Problem
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     results: list[TraceResult] = []
     summary = Summary()
     out = sys.stdout
-    exporter: CollectingExporter | None = None
+    exporter: TraceWriter | None = None
     export_file: IO[str] | None = None
     if args.export:
         try:
@@ -94,8 +93,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             err.print(f"spanbreaker replay: cannot write {args.export}: {exc}", markup=False)
             return 2
-        exporter = CollectingExporter(export_file)
-    feeders = [Feeder(config, extra_processors=[SimpleSpanProcessor(exporter)] if exporter else ())]
+        exporter = TraceWriter(export_file)
+    feeders = [Feeder(config, keep_spans=exporter is not None)]
     feeders += [Feeder(c) for c in sweep.configs[1:]]
     with progress, contextlib.ExitStack() as stack:
         for feeder in feeders:
@@ -107,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
         for verdicts in _guarded(stream, args.paths, problems, on_problem):
             result = verdicts[0]
             if exporter is not None:
-                exporter.write_trace(result.resource)
+                exporter.write_trace(feeders[0].take_spans(), result.resource)
             summary.add(result)
             sweep.add(verdicts)
             if args.json:

@@ -12,9 +12,10 @@ import json
 from collections.abc import Sequence
 from typing import IO, Any
 
-from opentelemetry.sdk.trace import ReadableSpan
-from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.trace import StatusCode
+
+from .feed import Marks
+from .readers import RecordedSpan
 
 _STATUS = {StatusCode.UNSET: 0, StatusCode.OK: 1, StatusCode.ERROR: 2}
 
@@ -35,54 +36,49 @@ def key_values(attributes: Any) -> list[dict[str, Any]]:
     return [{"key": str(k), "value": any_value(v)} for k, v in dict(attributes or {}).items()]
 
 
-def span_json(span: ReadableSpan) -> dict[str, Any]:
-    context = span.context
-    assert context is not None
+def span_json(span: RecordedSpan, marks: Marks | None) -> dict[str, Any]:
+    """The recorded span as it ended in the replay: its attributes and events with the marks written on it, and
+    the status the SDK would have given it (a recorded OK or ERROR wins over a mark's ERROR, as ``set_status``)."""
+    attributes = {**span.attributes, **marks.attributes} if marks is not None else span.attributes
+    events = (marks.events if marks is not None else []) + span.events
+    code, message = span.status_code, span.status_message
+    if code == 0 and marks is not None and marks.status is not None:
+        code, message = _STATUS[marks.status.status_code], marks.status.description or ""
     out: dict[str, Any] = {
-        "traceId": f"{context.trace_id:032x}", "spanId": f"{context.span_id:016x}", "name": span.name,
-        "kind": int(span.kind.value) + 1, "startTimeUnixNano": str(span.start_time or 0),
-        "endTimeUnixNano": str(span.end_time or span.start_time or 0),
-        "attributes": key_values(span.attributes),
-        "events": [{"timeUnixNano": str(e.timestamp), "name": e.name, "attributes": key_values(e.attributes)}
-                   for e in span.events],
-        "status": {"code": _STATUS[span.status.status_code]},
+        "traceId": f"{span.trace_id:032x}", "spanId": f"{span.span_id:016x}", "name": span.name,
+        "kind": span.kind or 1, "startTimeUnixNano": str(span.start_unix_nano),
+        "endTimeUnixNano": str(span.end_unix_nano),
+        "attributes": key_values(attributes),
+        "events": [{"timeUnixNano": str(e.time_unix_nano), "name": e.name, "attributes": key_values(e.attributes)}
+                   for e in events],
+        "status": {"code": code},
     }
-    if span.parent is not None:
-        out["parentSpanId"] = f"{span.parent.span_id:016x}"
-    if span.status.description:
-        out["status"]["message"] = span.status.description
+    if span.parent_id is not None:
+        out["parentSpanId"] = f"{span.parent_id:016x}"
+    if message and code == 2:
+        out["status"]["message"] = message
     return out
 
 
-def request_json(spans: Sequence[ReadableSpan], resource: dict[str, Any]) -> dict[str, Any]:
+def request_json(spans: Sequence[tuple[RecordedSpan, Marks | None]], resource: dict[str, Any]) -> dict[str, Any]:
     """One request: the trace's recorded resource, spans grouped by instrumentation scope."""
     scopes: dict[str, list[dict[str, Any]]] = {}
-    for span in spans:
-        scope = span.instrumentation_scope.name if span.instrumentation_scope is not None else ""
-        scopes.setdefault(scope, []).append(span_json(span))
+    for span, marks in spans:
+        scopes.setdefault(span.scope, []).append(span_json(span, marks))
     return {"resourceSpans": [{
         "resource": {"attributes": key_values(resource)},
         "scopeSpans": [{"scope": {"name": name}, "spans": items} for name, items in scopes.items()],
     }]}
 
 
-class CollectingExporter(SpanExporter):
-    """Holds the spans of the trace being replayed until :meth:`write_trace` puts them on a line."""
+class TraceWriter:
+    """Writes one replayed trace per line: the spans a :class:`~spanbreaker.replay.feed.Feeder` kept."""
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
-        self.spans: list[ReadableSpan] = []
 
-    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        self.spans.extend(spans)
-        return SpanExportResult.SUCCESS
-
-    def write_trace(self, resource: dict[str, Any]) -> int:
-        """Write the collected spans as one line; returns how many were written."""
-        spans, self.spans = self.spans, []
+    def write_trace(self, spans: Sequence[tuple[RecordedSpan, Marks | None]], resource: dict[str, Any]) -> int:
+        """Write the spans as one line; returns how many were written."""
         if spans:
             self.out.write(json.dumps(request_json(spans, resource), separators=(",", ":")) + "\n")
         return len(spans)
-
-    def shutdown(self) -> None:
-        self.spans = []

@@ -1,69 +1,42 @@
-"""Re-create recorded spans through a real SDK TracerProvider with a BreakerSpanProcessor in observe mode.
+"""Feed recorded spans to a :class:`~spanbreaker.engine.BreakerEngine` in observe mode, without SDK span objects.
 
-Why real SDK spans rather than feeding the processor look-alike objects: the processor is then exercised exactly
-as in production (``BoundedAttributes``, span limits, parent contexts, ``ReadableSpan`` on end), so a replay
-verdict is the verdict the live breaker would have reached on the same spans.
+Why the engine directly rather than real SDK spans through a TracerProvider: the engine is the breaker (the SDK
+façade only reads SDK fields and applies verdicts), and building and ending an SDK span per recorded span cost
+a quarter of the replay's time. The feeder hands the engine exactly what the façade would: the recorded ids,
+name and attributes at start (those an instrumentor sets when the call returns are held back to the end, see
+:data:`END_ATTRIBUTE_PREFIXES`), the attributes, events and status at end. Marks the façade would write on
+still-open spans (trip, warning, steer: :mod:`spanbreaker.marking`) are applied to a small :class:`Marks` record
+per marked span, so a marked span's status at its end is what the SDK span's would be, and ``--export`` writes
+the marks.
 
-Recorded ids are kept: a custom :class:`IdGenerator` hands out the recorded trace and span id of the span being
-started, and each span's parent is the recorded parent's context. Starts and ends are fed in recorded time
-order; at equal timestamps the depth-first walk of the span tree decides (a tool starts after the model call
-before it ended, parents wrap their children). The processor's clock is the recorded time, so time-based
-behaviour (TTL, HALF_OPEN) follows the recording, not the replay's speed.
+Starts and ends are fed in recorded time order; at equal timestamps the depth-first walk of the span tree
+decides (a tool starts after the model call before it ended, parents wrap their children). The engine's clock
+is the recorded time, so time-based behaviour (TTL, HALF_OPEN) follows the recording, not the replay's speed.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from opentelemetry.context import Context
-from opentelemetry.sdk.trace import SpanLimits, TracerProvider
-from opentelemetry.sdk.trace.id_generator import IdGenerator
-from opentelemetry.sdk.trace.sampling import ALWAYS_ON
-from opentelemetry.trace import (
-    NonRecordingSpan,
-    SpanContext,
-    SpanKind,
-    Status,
-    StatusCode,
-    TraceFlags,
-    set_span_in_context,
-)
+from opentelemetry.trace import Status, StatusCode
 
+from .. import marking
 from ..config import BreakerConfig
-from ..errors import Tripped
-from ..processor import BreakerSpanProcessor
-from .readers import RecordedSpan, RecordedTrace
+from ..engine import BreakerEngine
+from ..verdict import Action, Verdict
+from .readers import END_ATTRIBUTE_PREFIXES, RecordedEvent, RecordedSpan, RecordedTrace, start_attributes
 
-REPLAY_SCOPE = "spanbreaker.replay"
-END_ATTRIBUTE_PREFIXES = ("output.", "llm.output_messages", "llm.token_count.", "llm.cost.", "gen_ai.usage.",
-                          "gen_ai.response.", "gen_ai.output.")
-"""Attributes an instrumentor sets when the call returns; replay sets them just before the span ends."""
+__all__ = ["END_ATTRIBUTE_PREFIXES", "FeedStats", "Feeder", "Marks", "RecordedClock", "schedule"]
 
-_KINDS = {0: SpanKind.INTERNAL, 1: SpanKind.INTERNAL, 2: SpanKind.SERVER, 3: SpanKind.CLIENT,
-          4: SpanKind.PRODUCER, 5: SpanKind.CONSUMER}
-_STATUS = {1: StatusCode.OK, 2: StatusCode.ERROR}
-_SAMPLED = TraceFlags(TraceFlags.SAMPLED)
-
-
-class RecordedIds(IdGenerator):
-    """Hands out the ids of the span about to be started."""
-
-    def __init__(self) -> None:
-        self.trace_id = 1
-        self.span_id = 1
-
-    def generate_span_id(self) -> int:
-        return self.span_id
-
-    def generate_trace_id(self) -> int:
-        return self.trace_id
+_UNSET = Status(StatusCode.UNSET)
+_OK = Status(StatusCode.OK)
+_WARN, _STEER = Action.WARN, Action.STEER
 
 
 class RecordedClock:
-    """The processor's clock: seconds of the recorded event being fed."""
+    """The engine's clock: seconds of the recorded event being fed."""
 
     def __init__(self) -> None:
         self.now = 0.0
@@ -72,100 +45,176 @@ class RecordedClock:
         return self.now
 
 
+@dataclass(slots=True)
+class Marks:
+    """What the breaker wrote on one span while it was open: the surface :mod:`spanbreaker.marking` writes
+    through (``is_recording``, ``set_attributes``, ``add_event``, ``set_status`` with the SDK's rules)."""
+
+    clock: RecordedClock
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[RecordedEvent] = field(default_factory=list)
+    status: Status | None = None
+    ended: bool = False
+
+    def is_recording(self) -> bool:
+        return not self.ended
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        self.attributes.update(attributes)
+
+    def add_event(self, name: str, attributes: Mapping[str, Any] | None = None,
+                  timestamp: int | None = None) -> None:
+        at = timestamp if timestamp is not None else int(self.clock.now * 1e9)
+        self.events.append(RecordedEvent(name, at, dict(attributes or {})))
+
+    def set_status(self, status: Status) -> None:
+        """The SDK's rule: OK is final, UNSET is ignored."""
+        if (self.status is not None and self.status.status_code is StatusCode.OK) or (
+                status.status_code is StatusCode.UNSET):
+            return
+        self.status = status
+
+
 @dataclass
 class FeedStats:
     spans: int = 0
-    """Spans started (= ended) through the SDK."""
+    """Spans started (= ended) through the engine."""
     traces: int = 0
-    internal_errors: int = 0
 
 
-@dataclass
 class Feeder:
-    """One TracerProvider + processor, reused for every trace (as in a long-lived service)."""
+    """One engine, reused for every trace (as one long-lived service's breaker).
 
-    config: BreakerConfig
-    extra_processors: Iterable[Any] = ()
-    breaker: bool = True
-    """False replays through the bare SDK (the throughput benchmark's baseline); verdicts are then empty."""
-    processor: BreakerSpanProcessor = field(init=False)
-    provider: TracerProvider = field(init=False)
-    stats: FeedStats = field(default_factory=FeedStats)
+    Args:
+        config: thresholds (``mode`` is forced to ``observe``).
+        keep_spans: keep every fed span with its marks until :meth:`take_spans` (``--export``).
+    """
 
-    def __post_init__(self) -> None:
-        self.ids = RecordedIds()
+    def __init__(self, config: BreakerConfig, *, keep_spans: bool = False) -> None:
+        self.config = config.replace(mode="observe")
         self.clock = RecordedClock()
-        self.processor = BreakerSpanProcessor(self.config.replace(mode="observe"), clock=self.clock)
-        limits = SpanLimits(max_span_attributes=100_000, max_events=100_000, max_event_attributes=10_000,
-                            max_attribute_length=None, max_span_attribute_length=None)
-        self.provider = TracerProvider(id_generator=self.ids, sampler=ALWAYS_ON, span_limits=limits)
-        if self.breaker:
-            self.provider.add_span_processor(self.processor)
-        for extra in self.extra_processors:
-            self.provider.add_span_processor(extra)
-        self._tracers: dict[str, Any] = {}
-        """One tracer per recorded instrumentation scope (adapters' Tripped variants are chosen by scope)."""
+        self.engine = BreakerEngine(self.config, clock=self.clock)
+        self.stats = FeedStats()
+        self.keep_spans = keep_spans
+        self._kept: list[tuple[RecordedSpan, Marks | None]] = []
+        self._marks: dict[int, Marks] = {}
+        """Per span id of the trace being fed, the marks written on it (only marked spans have an entry)."""
+        self._ended: set[int] = set()
 
     def shutdown(self) -> None:
-        self.provider.shutdown()
+        self.engine.close()
+
+    def take_spans(self) -> list[tuple[RecordedSpan, Marks | None]]:
+        """The spans fed since the last call, in the order they ended, each with its marks (``keep_spans``)."""
+        kept, self._kept = self._kept, []
+        return kept
 
     def feed(self, trace: RecordedTrace) -> None:
         """Start and end every span of the trace in recorded order; spans the recording never ended stay open."""
-        live: dict[int, Any] = {}
-        ended: set[int] = set()
+        live: dict[int, RecordedSpan] = {}
+        ended = self._ended
         waiting: dict[int, RecordedSpan] = {}
+        clock, start = self.clock, self.engine.start
+        started = 0
         for at, is_start, span in schedule(trace.spans):
-            self.clock.now = at / 1e9
+            clock.now = at / 1e9
             if is_start:
-                live[span.span_id] = self._start(span)
-                self.stats.spans += 1
-                if span.span_id in waiting:
-                    self._end(live, waiting.pop(span.span_id), ended)
+                span_id = span.span_id
+                live[span_id] = span
+                started += 1
+                verdict = start(span.trace_id, span_id, span.parent_id, False, span.name, start_attributes(span),
+                                span)
+                if verdict is not None:
+                    self._apply(verdict)
+                if span_id in waiting:
+                    self._end(live, waiting.pop(span_id), ended)
             elif span.span_id in live:
                 self._end(live, span, ended)
             else:
                 waiting[span.span_id] = span
+        self.stats.spans += started
         self.stats.traces += 1
 
     def close_trace(self, trace_id: int) -> None:
-        """End what the recording left open, so the processor forgets the trace (after its verdict was read)."""
-        with contextlib.suppress(Tripped):
-            self.processor.end_open_spans(trace_id)
+        """End what the recording left open, youngest first, as the façade's ``end_open_spans`` does (with a
+        trip, each carries its marks), so the engine forgets the trace; called after its verdict was read."""
+        handles, record = self.engine.open_spans(trace_id)
+        for span in reversed(handles):
+            if not isinstance(span, RecordedSpan) or span.span_id in self._ended:
+                continue
+            marks = self._marks.get(span.span_id)
+            attributes = start_attributes(span)
+            if record is not None and not (attributes.get(marking.TRIPPED) or (
+                    marks is not None and marks.attributes.get(marking.TRIPPED))):
+                marks = self._marks_of(span)
+                marking.mark_tripped(marks, record.detector, record.reason, {}, self.config.mode)  # type: ignore[arg-type]
+            self._ended.add(span.span_id)
+            if marks is not None:
+                marks.ended = True
+                attributes = {**attributes, **marks.attributes}
+                events: list[RecordedEvent] = marks.events
+                status = marks.status or _UNSET
+            else:
+                events, status = [], _UNSET
+            if self.keep_spans:
+                self._kept.append((span, marks))
+            verdict = self.engine.end(span.trace_id, span.span_id, attributes, events, status)
+            if verdict is not None:
+                self._apply(verdict)
+        self._marks.clear()
+        self._ended.clear()
 
-    def _start(self, span: RecordedSpan) -> Any:
-        start_attributes = {k: v for k, v in span.attributes.items() if not k.startswith(END_ATTRIBUTE_PREFIXES)}
-        if span.parent_id is not None:
-            parent = SpanContext(span.trace_id, span.parent_id, is_remote=False, trace_flags=_SAMPLED)
-            context = set_span_in_context(NonRecordingSpan(parent))
-        else:
-            context = Context()
-        self.ids.trace_id, self.ids.span_id = span.trace_id, span.span_id
-        tracer = self._tracers.get(span.scope)
-        if tracer is None:
-            tracer = self._tracers[span.scope] = self.provider.get_tracer(span.scope or REPLAY_SCOPE)
-        try:
-            return tracer.start_span(span.name, context=context, kind=_KINDS.get(span.kind, SpanKind.INTERNAL),
-                                     attributes=start_attributes, start_time=span.start_unix_nano,
-                                     record_exception=False, set_status_on_exception=False)
-        except Tripped:  # observe mode never raises; a registered variant would be a bug, not a stop
-            self.stats.internal_errors += 1
-            return None
-
-    def _end(self, live: dict[int, Any], span: RecordedSpan, ended: set[int]) -> None:
-        sdk_span = live.pop(span.span_id, None)
-        if sdk_span is None or span.span_id in ended:
+    def _end(self, live: dict[int, RecordedSpan], span: RecordedSpan, ended: set[int]) -> None:
+        opened = live.pop(span.span_id, None)
+        if opened is None or span.span_id in ended:
             return
         ended.add(span.span_id)
-        end_attributes = {k: v for k, v in span.attributes.items() if k.startswith(END_ATTRIBUTE_PREFIXES)}
-        if end_attributes:
-            sdk_span.set_attributes(end_attributes)
-        for event in span.events:
-            sdk_span.add_event(event.name, event.attributes, timestamp=event.time_unix_nano)
-        code = _STATUS.get(span.status_code)
-        if code is not None:
-            sdk_span.set_status(Status(code, span.status_message or None if code is StatusCode.ERROR else None))
-        with contextlib.suppress(Tripped):
-            sdk_span.end(end_time=span.end_unix_nano)
+        attributes: Mapping[str, Any] = span.attributes
+        if opened is not span:  # a second span under the same id: its start's attributes, this end's results
+            attributes = {**start_attributes(opened), **_end_attributes(span)}
+        events: list[RecordedEvent] = span.events
+        code = span.status_code
+        status = _OK if code == 1 else Status(StatusCode.ERROR, span.status_message or None) if code == 2 else _UNSET
+        marks = self._marks.get(span.span_id) if self._marks else None
+        if marks is not None:
+            marks.ended = True
+            attributes = {**attributes, **marks.attributes}
+            events = marks.events + events
+            if code == 0 and marks.status is not None:
+                status = marks.status
+        if self.keep_spans:
+            self._kept.append((span, marks))
+        verdict = self.engine.end(span.trace_id, span.span_id, attributes, events, status)
+        if verdict is not None:
+            self._apply(verdict)
+
+    def _marks_of(self, span: RecordedSpan) -> Marks:
+        marks = self._marks.get(span.span_id)
+        if marks is None:
+            marks = self._marks[span.span_id] = Marks(self.clock)
+        return marks
+
+    def _apply(self, verdict: Verdict) -> None:
+        """What the façade's ``_apply`` does in observe mode (nothing is blocked): warnings, then the trip or
+        steer marks, then metrics and listeners."""
+        for warning in (*verdict.warnings, verdict) if verdict.warnings else (verdict,):
+            if warning.action is _WARN:
+                for span in warning.marks:
+                    if isinstance(span, RecordedSpan):
+                        marking.mark_warning(self._marks_of(span), warning.detector, warning.reason,  # type: ignore[arg-type]
+                                             warning.evidence)
+        record = verdict.record
+        if record is not None:
+            mark = marking.mark_steered if verdict.action is _STEER else marking.mark_tripped
+            for span in verdict.marks:
+                if isinstance(span, RecordedSpan):
+                    mark(self._marks_of(span), record.detector, record.reason, record.evidence,  # type: ignore[arg-type]
+                         self.config.mode)
+        self.engine.announce(verdict)
+
+
+def _end_attributes(span: RecordedSpan) -> dict[str, Any]:
+    return {k: v for k, v in span.attributes.items() if k.startswith(END_ATTRIBUTE_PREFIXES)}
 
 
 def schedule(spans: list[RecordedSpan]) -> list[tuple[int, bool, RecordedSpan]]:

@@ -85,6 +85,26 @@ class RecordedSpan:
     """OTLP numbering: 0 unset, 1 ok, 2 error."""
     status_message: str = ""
     scope: str = ""
+    start_attributes: dict[str, Any] | None = field(default=None, repr=False, compare=False)
+    """The attributes the span had when it started (see :func:`start_attributes`); None until computed."""
+
+
+END_ATTRIBUTE_PREFIXES = ("output.", "llm.output_messages", "llm.token_count.", "llm.cost.", "gen_ai.usage.",
+                          "gen_ai.response.", "gen_ai.output.")
+"""Attributes an instrumentor sets when the call returns; replay hands them to the breaker only at the span's end."""
+
+
+def start_attributes(span: RecordedSpan) -> dict[str, Any]:
+    """The span's attributes without those set when the call returns (computed once; the span's own dict when
+    it has none of those)."""
+    start = span.start_attributes
+    if start is None:
+        attributes = span.attributes
+        start = {k: v for k, v in attributes.items() if not k.startswith(END_ATTRIBUTE_PREFIXES)}
+        if len(start) == len(attributes):
+            start = attributes
+        span.start_attributes = start
+    return start
 
 
 @dataclass

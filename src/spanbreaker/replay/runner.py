@@ -6,9 +6,8 @@ and what the recording spent after that point (the calls a trip would have saved
 a reader can judge the trip.
 
 Several configurations are replayed in one pass (:func:`replay_many`, the threshold sweep): each trace is read
-and parsed once and fed to one :class:`Feeder` per configuration. A feeder each, not several processors on one
-TracerProvider, because a trip writes on the live spans (status, events) and another processor reading the same
-span objects would see those marks.
+and parsed once and fed to one :class:`Feeder` per configuration (an engine each: a trip's marks change what the
+engine reads at a marked span's end, so configurations never share spans' marks).
 """
 
 from __future__ import annotations
@@ -198,11 +197,11 @@ def _result(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence:
         spans=len(trace.spans), model_calls=recorded.model_calls, tool_calls=recorded.tool_calls,
         tokens=sum(s.tokens for s in steps), steps=steps, outcome=recorded.outcome,
     )
-    steer = feeder.processor.engine.steer_record(trace.trace_id)
+    steer = feeder.engine.steer_record(trace.trace_id)
     if steer is not None:
         result.steer = {"detector": steer.detector, "reason": steer.reason, "step": steer.step,
                         "span_name": steer.span_name, "span_id": steer.span_id}
-    record = feeder.processor.trip_record(trace.trace_id)
+    record = feeder.engine.trip_record(trace.trace_id)
     if record is None:
         return result
     result.tripped = True
