@@ -16,8 +16,9 @@ repetition only counts while *nothing changed*:
   within that run are fixation.
   A short or empty result carries no information to compare (an edit command prints nothing), so such calls
   are compared by their exact arguments only: ten different edits are ten changes, not one paraphrased query.
-  A result counts as similar only if it also brings no new word (numbers aside): a parameter sweep whose
-  outputs differ in one test name is exploration, a paraphrase that returns the same facts is not.
+  A result counts as similar only if it also brings no new word (numbers aside) and the same counts (standalone
+  integers: "Ran 12 tests", "line 41"; durations, times and ids aside): a parameter sweep whose outputs differ in
+  one test name or one test count is exploration, a paraphrase that returns the same facts is not.
   Arguments that differ in a number (page 12, page 13) are different calls, never paraphrases.
   Likewise only query-sized arguments are compared fuzzily; long ones (a script written to a new file) are
   different actions when they differ at all.
@@ -39,7 +40,7 @@ from .signals import ToolCall
 
 MAX_KEYS = 512
 RECENT = 16
-INFORMATIVE_CHARS = 64
+INFORMATIVE_CHARS = 128
 """Results shorter than this (normalised) are compared by exact arguments only."""
 
 
@@ -58,11 +59,17 @@ class _Recent:
     result_words: frozenset[str] | None = None
     """Computed on first need: most calls are never compared fuzzily."""
     args_numbers: tuple[str, ...] | None = None
+    result_counts: tuple[str, ...] | None = None
 
     def words(self) -> frozenset[str]:
         if self.result_words is None:
             self.result_words = _words(self.call.result_text())
         return self.result_words
+
+    def counts(self) -> tuple[str, ...]:
+        if self.result_counts is None:
+            self.result_counts = tuple(_COUNT.findall(self.call.result_sample))
+        return self.result_counts
 
     def numbers(self) -> tuple[str, ...]:
         if self.args_numbers is None:
@@ -72,6 +79,10 @@ class _Recent:
 
 _NUMBER_WORD = re.compile(r"(?<!\S)\S*\d\S*")
 """A word holding a digit, matched from the word's start only (no retry at every character)."""
+_COUNT = re.compile(r"(?:(?<=\\n)|(?<![\w.:/-]))\d+(?![\w.:/-])")
+"""A standalone integer in a raw result ("Ran 12 tests", "line 41", "3 failed"): a count or a position, which
+informs. Digits inside decimals, times, dates, paths, ids and hex (``0.02s``, ``12:30:05``, ``a3f9``) do not count:
+they change on every call."""
 _NOT_DIGITS = bytes(b for b in range(256) if not 48 <= b <= 57)
 
 
@@ -280,7 +291,7 @@ class ToolHistory:
                 continue
             same_result = before.result_key == call.result_key or (
                 ratio(before.result_text(), call.result_text(), score_cutoff=cutoff) > 0
-                and entry.words() <= prev.words())
+                and entry.words() <= prev.words() and entry.counts() == prev.counts())
             if not same_result:
                 continue
             new = False

@@ -56,3 +56,143 @@ def test_self_reported_stall_quiet_when_the_orchestrator_recovers_after_a_stall(
     h = only("self_reported_stall")
     orchestrate(h, [(True, False), (False, False), (False, True)] * 6 + [(False, True)] * 20)
     assert h.trips == []
+
+
+# ------------------------------------------------------------------------- tool errors read from output text
+SECRET = "ProjectApollo"
+"""Stands for user data inside a tool's output: it must never reach what spanbreaker writes."""
+
+
+def ag2_failure(n: int, root: str = "ModuleNotFoundError") -> str:
+    """AG2's code executor: the failure is only in the text (the span is clean)."""
+    return (f"exitcode: 1 (execution failed)\nCode output: Traceback (most recent call last):\n"
+            f"  File \"tmp_code_{n}.py\", line {n}, in <module>\n    import {SECRET}Client\n"
+            f"{root}: No module named '{SECRET}Client'\n")
+
+
+def test_error_loop_sees_an_execution_failure_reported_only_as_text() -> None:
+    """A CaptainAgent-style terminal: each step runs new code and the executor answers ``exitcode: 1`` with the
+    same root class in its traceback, as text. The step spans end clean; error_loop still counts them."""
+    h = only("error_loop")
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent(name="Computer_terminal"):
+        for n in range(1, 10):
+            with h.step(n):
+                h.llm()
+                h.tool("execute_code", {"code": f"import client_{n}; client_{n}.run()"}, output=ag2_failure(n))
+    assert caught.value.detector == "error_loop"
+    assert caught.value.evidence["exception_type"] == "ModuleNotFoundError"
+    assert caught.value.evidence["consecutive_steps"] == 4
+    written = repr([caught.value.reason, caught.value.evidence, h.trips[0].reason]) + repr(
+        [(k, v) for s in h.spans() for k, v in (s.attributes or {}).items() if k.startswith("spanbreaker")])
+    assert SECRET not in written  # only the class name comes out of the text
+
+
+def test_error_loop_quiet_when_text_failures_change_or_a_run_succeeds() -> None:
+    """Look-alike: fixing one error and meeting another, and a run that succeeds in between."""
+    h = only("error_loop")
+    roots = ["ModuleNotFoundError", "NameError", "ModuleNotFoundError", "TypeError", "ModuleNotFoundError"]
+    with h.agent(name="Computer_terminal"):
+        for n, root in enumerate(roots * 3, 1):
+            with h.step(n):
+                h.llm()
+                output = "exitcode: 0 (execution succeeded)\nCode output: 42" if n % 4 == 0 else ag2_failure(n, root)
+                h.tool("execute_code", {"code": f"attempt({n})"}, output=output)
+    assert h.trips == []
+
+
+def test_structured_error_wins_over_the_text() -> None:
+    h = only("error_loop")
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent(name="Loop_Agent"):
+        for n in range(6):
+            h.tool("shell", {"cmd": f"run {n}"}, error=PermissionError("bash: run: command not found"))
+    assert caught.value.evidence["exception_type"] == "PermissionError"
+
+
+def test_tool_streak_counts_command_not_found_with_varied_arguments() -> None:
+    """The shell answers every guess with "command not found" as ordinary output."""
+    h = only("tool_streak")
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n in range(12):
+            h.tool("bash", {"command": f"tool{n} --run"}, output=f"/bin/sh: 1: tool{n}: command not found")
+    assert caught.value.detector == "tool_streak"
+    assert caught.value.evidence["consecutive_calls"] == 10
+
+
+def rejected_edit(start: int) -> str:
+    return ("Your proposed edit has introduced new syntax error(s). Please understand the fixes and retry your edit "
+            f"commmand.\n\nERRORS:\n- E999 IndentationError: unexpected indent\n\nThis is how your edit would have "
+            f"looked if applied\n-------------------------------------------------\n[File: /repo/reproduce.py "
+            f"({start + 20} lines total)]\n({start - 1} more lines above)\n{start}:    {SECRET} = 1\n")
+
+
+def test_rejected_edits_at_varying_lines_are_a_streak_not_an_error_loop() -> None:
+    """SWE-agent rejects an edit the linter refuses and leaves the file as it was. Ten rejections in a row at
+    varying line numbers: tool_streak trips. A rejected edit is a malformed action (a format error), so
+    error_loop leaves it alone: four rejections then an edit that applies is an agent fixing its indentation."""
+    h = make_harness()
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent(name="Reproducer"):
+        for n in range(1, 14):
+            with h.step(n):
+                h.llm()
+                h.tool("edit", {"args": f"{10 + n}:{12 + n}\n    x = {n}\nend_of_edit"}, output=rejected_edit(10 + n))
+    assert caught.value.detector == "tool_streak"
+    healthy = make_harness()
+    with healthy.agent(name="Reproducer"):
+        for n in range(1, 40):
+            with healthy.step(n):
+                healthy.llm()
+                if n % 6:
+                    healthy.tool("edit", {"args": f"{n}:{n + 2}\n    y = {n}\nend_of_edit"}, output=rejected_edit(n))
+                else:
+                    healthy.tool("edit", {"args": f"{n}:{n + 2}\ny = {n}\nend_of_edit"},
+                                 output=f"[File: /repo/reproduce.py ({n + 20} lines total)]\n{n}:y = {n}\n")
+    assert healthy.trips == []
+
+
+# ------------------------------------------------------------------ input_fixation: counts are information
+SWEEP = ["model_fields", "foreign_object", "one_to_one", "basic", "model_forms", "many_to_one"]
+
+
+def test_input_fixation_quiet_on_a_test_sweep_whose_counts_differ() -> None:
+    """Look-alike: one test command over module after module; every answer is "Ran N tests ... OK" with a
+    different N (and a different duration). Different counts are different answers."""
+    h = only("input_fixation")
+    with h.agent():
+        for n, module in enumerate(SWEEP, 1):
+            with h.step(n):
+                h.llm()
+                h.tool("bash", {"command": f"cd /code/project && python tests/runtests.py {module} --verbosity 1"},
+                       output=(f"System check identified no issues (0 silenced).\n{'-' * 70}\n"
+                               f"Ran {n * 17 + 3} tests in {n * 0.131:.3f}s\n\nOK (skipped={n})\n"))
+    assert h.trips == []
+
+
+def test_input_fixation_trips_when_only_durations_differ() -> None:
+    """The failure: paraphrased runs of one check that answer the same counts, only the duration changing."""
+    h = only("input_fixation")
+    variants = ["pylint --bad-names-rgxs='(foo{1,3})' t.py", "pylint --bad-names-rgxs='(foo{1,3}) ' t.py",
+                "pylint --bad-names-rgxs=' (foo{1,3})' t.py", "pylint  --bad-names-rgxs='(foo{1,3})' t.py",
+                "pylint --bad-names-rgxs='(foo{1,3})'  t.py"]
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n, command in enumerate(variants, 1):
+            with h.step(n):
+                h.llm()
+                h.tool("bash", {"command": command},
+                       output=("************* Module t\nt.py:1:0: C0104: Disallowed name \"foo\" (disallowed-name)\n"
+                               f"t.py:2:0: C0104: Disallowed name \"bar\" (disallowed-name)\n\n{'-' * 30}\n"
+                               f"Your code has been rated at 0.00/10 (checked in {n * 0.07:.2f}s)\n"))
+    assert caught.value.detector == "input_fixation"
+
+
+def test_input_fixation_quiet_on_edits_acknowledged_alike() -> None:
+    """Look-alike: edits of sibling methods in one file, each answered with the same short acknowledgement.
+    Edits are changes; a one-line acknowledgement carries no facts to compare."""
+    h = only("input_fixation")
+    with h.agent():
+        for n, method in enumerate(["__rmul__", "__radd__", "__rsub__", "__rsub__ ", "__rtruediv__"], 1):
+            with h.step(n):
+                h.llm()
+                h.tool("edit_file", {"path": "geometry/entity.py", "old": f"def {method}(self, o)",
+                                     "new": f"def {method}(self, other)"},
+                       output="Successfully edited file: /code/geometry/entity.py (1 replacement made)")
+    assert h.trips == []

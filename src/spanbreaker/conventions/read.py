@@ -19,7 +19,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample
 from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
-from . import exception_class, ledger
+from . import exception_class, ledger, tool_text
 from . import frameworks as fw
 from . import genai as ga
 from . import langchain as lc
@@ -132,6 +132,8 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     # A clean call (no events, the API's status unset or OK) is decided without the call to root_error.
     error = call.error = None if not events and (code is _UNSET or code is _OK) else root_error(
         events, status, format_types)
+    if error is None and output:
+        error = call.error = _text_error(output, format_types)
     text = output if output is not None else ""
     if error is not None and not text:
         text = f"error:{error}"
@@ -139,6 +141,14 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
     call.result_known = output is not None or error is not None
     call.empty = error is None and output is not None and len(output) <= 64 and is_empty_result(output)
+
+
+def _text_error(output: str, format_types: frozenset[str]) -> str | None:
+    """A failure the output reports as text (:mod:`.tool_text`); a failed execution named by its root class."""
+    label = tool_text.text_error(output)
+    if label == tool_text.EXECUTION_FAILED:
+        return _named_root(output, format_types) or label
+    return label
 
 
 # ------------------------------------------------------------------------------------------------ models

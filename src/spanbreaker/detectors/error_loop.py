@@ -3,7 +3,9 @@
 The root class is unwrapped from framework wrappers (smolagents reports a ``KeyError`` in agent code as
 ``AgentExecutionError``). Meeting a *different* error is progress and resets the count, as does a clean step.
 Steps are ``Step N`` spans where the framework has them; otherwise each tool call directly under an agent is a
-step. Parse and format errors belong to ``format_loop``.
+step. Parse and format errors belong to ``format_loop``. A step whose own span ended cleanly takes the error of
+its last tool call: a tool that reports failure only as text (``exitcode: 1 (execution failed)``, "command not
+found", see :mod:`spanbreaker.conventions.tool_text`) leaves the step span clean, and the loop is still a loop.
 """
 
 from __future__ import annotations
@@ -14,20 +16,31 @@ from .base import Detector, Finding
 
 _CLEAN = (None, 0)
 """The state after a step without error (shared: tuples are immutable)."""
+_STEP_TOOL_ERROR = "error_loop.step_tool"
+"""Slot: the error class of the last tool call in the step now running, when it failed."""
 
 
 class ErrorLoop(Detector):
     id = "error_loop"
 
     def step_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, step: StepEnd) -> Finding | None:
-        if step.error is None:  # the common case, without the call
-            scope.slots[self.id] = _CLEAN
-            return None
-        return self._observe(scope, step.error, span)
+        error = step.error
+        if error is None:
+            error = scope.slots.pop(_STEP_TOOL_ERROR, None)
+            if error is None:  # the common case, without the call
+                scope.slots[self.id] = _CLEAN
+                return None
+        else:
+            scope.slots.pop(_STEP_TOOL_ERROR, None)
+        return self._observe(scope, error, span)
 
     def tool_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ToolCall) -> Finding | None:
-        if span.step is not None:
-            return None  # counted once, at the step
+        if span.step is not None:  # counted once, at the step: remember the step's last tool error for it
+            if call.error is not None:
+                scope.slots[_STEP_TOOL_ERROR] = call.error
+            elif _STEP_TOOL_ERROR in scope.slots:
+                del scope.slots[_STEP_TOOL_ERROR]
+            return None
         return self._observe(scope, call.error, span)
 
     def _observe(self, scope: AgentScope, error: str | None, span: OpenSpan) -> Finding | None:
