@@ -21,6 +21,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks._table import print_rows
 from langgraph.errors import GraphRecursionError
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 
@@ -63,12 +64,7 @@ def main() -> None:
                          "recursion limit alone": alone, "saved": alone - enforced,
                          "healthy": f"{'quiet' if not healthy_trips else 'TRIPPED'}, {healthy} calls",
                          "wide": f"{'quiet' if not wide_trips else 'TRIPPED'}, {wide} calls"})
-    header = list(rows[0])
-    widths = [max(len(str(r[h])) for r in [dict(zip(header, header, strict=True)), *rows]) for h in header]
-    print(" | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)))
-    print("-|-".join("-" * w for w in widths))
-    for row in rows:
-        print(" | ".join(str(row[h]).ljust(w) for h, w in zip(header, widths, strict=True)))
+    print_rows(rows)
     print(f"\ncalls = model turns + tool executions made; recursion_limit={RECURSION_LIMIT} "
           f"({time.perf_counter() - started:.1f} s)")
     print(json.dumps({"scenarios": rows}))

@@ -15,4 +15,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.langchain",
     "spanbreaker.adapters.openai_agents",
     "spanbreaker.adapters.pydantic_ai",
+    "spanbreaker.adapters.llama_index",
 )

@@ -38,6 +38,27 @@ class Adapter(Protocol):
         ...
 
 
+class StartAttributes:
+    """Stands in for an instrumentor's tracer: ``start_span`` adds the start attributes pending on this thread
+    (``pending.attributes``, set by the adapter around the instrumentor's own start), every other attribute is the
+    tracer's own. For instrumentors that write a span's attributes only when it ends (LangChain, LlamaIndex): the
+    breaker decides at start, from what the span says then."""
+
+    def __init__(self, tracer: Any, pending: Any) -> None:
+        self.wrapped = tracer
+        self.pending = pending
+
+    def start_span(self, *args: Any, **kwargs: Any) -> Any:
+        extra = getattr(self.pending, "attributes", None)
+        if extra and len(args) < 4:  # the instrumentors pass everything by keyword
+            given = kwargs.get("attributes")
+            kwargs["attributes"] = {**extra, **given} if given else extra
+        return self.wrapped.start_span(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
 class PatchLog:
     """Attributes replaced on classes and modules, with what was there before, undone in reverse order."""
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..conventions.langchain import start_attributes
 from ..errors import Tripped, register_steer_unsupported
-from .base import PatchLog
+from .base import PatchLog, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
 
@@ -46,31 +46,13 @@ _pending = threading.local()
 """The start attributes of the run whose span is being started on this thread (set around ``_start_trace``)."""
 
 
-class _StartAttributes:
-    """Stands in for the instrumentor's tracer: ``start_span`` adds the pending run's start attributes, every
-    other attribute is the tracer's own."""
-
-    def __init__(self, tracer: Any) -> None:
-        self.wrapped = tracer
-
-    def start_span(self, *args: Any, **kwargs: Any) -> Any:
-        extra = getattr(_pending, "attributes", None)
-        if extra and len(args) < 4:  # the instrumentor passes everything by keyword
-            given = kwargs.get("attributes")
-            kwargs["attributes"] = {**extra, **given} if given else extra
-        return self.wrapped.start_span(*args, **kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.wrapped, name)
-
-
 def _start_trace(wrapped: Any, tracer: Any, args: Any, kwargs: Any) -> Any:
     """Around ``OpenInferenceTracer._start_trace(run)``: its span starts with the run's start attributes."""
     run = args[0] if args else kwargs.get("run")
     try:
         attributes = start_attributes(run.run_type, run.name, run.inputs, run.serialized)
-        if not isinstance(tracer._tracer, _StartAttributes):
-            tracer._tracer = _StartAttributes(tracer._tracer)
+        if not isinstance(tracer._tracer, StartAttributes):
+            tracer._tracer = StartAttributes(tracer._tracer, _pending)
     except Exception:  # an odd run: the span starts as the instrumentor makes it
         logger.debug("spanbreaker could not read a LangChain run at start", exc_info=True)
         attributes = None

@@ -23,6 +23,7 @@ from . import exception_class, ledger, tool_text
 from . import frameworks as fw
 from . import genai as ga
 from . import langchain as lc
+from . import llama_index as li
 from . import openinference as oi
 
 _UNSET, _OK = StatusCode.UNSET, StatusCode.OK
@@ -128,6 +129,8 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     output = raw if type(raw) is str else as_str(raw)
     if output is not None and output.startswith(lc.TOOL_MESSAGE):  # LangChain's envelope: its content
         output = lc.tool_result(output, cap)
+    elif output is not None and output.startswith(li.TOOL_OUTPUT) and li.is_tool_output(output):  # LlamaIndex's
+        output = li.tool_result(output, cap)
     code = status._status_code if type(status) is Status else None
     # A clean call (no events, the API's status unset or OK) is decided without the call to root_error.
     error = call.error = None if not events and (code is _UNSET or code is _OK) else root_error(

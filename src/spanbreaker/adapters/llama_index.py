@@ -1,0 +1,222 @@
+"""LlamaIndex adapter (``FunctionAgent`` and the other workflow agents): the OpenInference LlamaIndex instrumentor,
+its spans saying what they are at start, and a stop that gets past LlamaIndex's dispatcher.
+
+What this adapter fixes around (measured on llama-index-core 0.14 / openinference-instrumentation-llama-index 4.6;
+the cells are pinned by ``tests/llama_index/test_conformance.py``):
+
+* The instrumentor is a span handler of LlamaIndex's instrumentation dispatcher. It starts every span with no
+  attributes and writes the kind, the tool name and the arguments only when the span ends, so a breaker, which
+  decides at span start whether a call may run, saw only anonymous spans: a ``FunctionAgent`` looping on one
+  tool ran to ``max_iterations`` unseen. Here the instrumentor's tracer gets, at start, the attributes the
+  instrumentor computes for the span anyway (its own ``process_instance`` / ``process_input``, run early), for
+  tool calls and for the model calls that reach the model (:mod:`spanbreaker.conventions.llama_index` says
+  which); the exported span is what the instrumentor makes.
+* LlamaIndex's dispatcher calls each span handler inside ``except BaseException: pass``: the
+  :class:`spanbreaker.Tripped` the breaker raises from the span's start would be swallowed and the call would run
+  anyway (a trip recorded, the run going on). The handler's ``new_span`` keeps the trip aside, and the
+  dispatcher's ``span_enter``, which the ``@dispatcher.span`` decorator calls before the decorated method runs
+  and outside any handler, raises it once every handler has seen the span start. So the vetoed tool or model
+  call never runs, and the trip (a ``BaseException``) passes ``FunctionAgent``'s ``except Exception`` around
+  tools and the workflow's step runner, and comes out of ``await agent.run(...)``. A steer
+  (:class:`spanbreaker.Steered`, an ``Exception``) takes the same way out and becomes the tool's error output,
+  which the model reads.
+* The vetoed span never starts in the handler (the breaker ends and exports it itself, marked blocked), and the
+  decorator's ``active_span_id`` is put back to the parent, so later spans of the trace still nest under it.
+
+Everything framework-specific stays in this module; LlamaIndex is imported only when instrumenting, and not
+before the application imports it (importing ``llama_index.core`` takes over a second: :mod:`._deferred`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+from typing import Any
+
+from ..conventions.llama_index import MODEL_CALLS, method_of
+from ..errors import Steered, Tripped
+from ._deferred import Deferred, being_imported
+from .base import PatchLog, StartAttributes
+
+logger = logging.getLogger("spanbreaker")
+
+SCOPE = "openinference.instrumentation.llama_index"
+"""Instrumentation scope of the instrumentor's spans."""
+
+_local = threading.local()
+"""Per thread: ``attributes`` for the span the handler is starting, ``stopped`` the trip its start raised."""
+
+
+def _start_attributes(handler: Any, id_: str, bound_args: Any, instance: Any, parent_id: Any) -> dict[str, Any] | None:
+    """What the instrumentor would write on a tool or model-call span at its end and knows now; None for others."""
+    from llama_index.core.llms.llm import LLM
+    from llama_index.core.tools import BaseTool
+    from openinference.instrumentation.llama_index._handler import _init_span_kind, _Span
+    from opentelemetry.trace import INVALID_SPAN
+
+    if isinstance(instance, LLM):
+        if method_of(id_.partition("-")[0]) not in MODEL_CALLS:
+            return None  # _prepare_chat_with_tools, ...: nothing is sent
+        parent = handler.open_spans.get(parent_id) if parent_id else None
+        if parent is not None and getattr(parent, "_span_kind", None) == "LLM":
+            return None  # achat calling chat: one model call, counted on the outer span
+    elif not isinstance(instance, BaseTool):
+        return None
+    probe = _Span(otel_span=INVALID_SPAN, span_kind=_init_span_kind(instance), id_=id_)
+    probe.process_instance(instance)
+    probe.process_input(instance, bound_args)
+    attributes: dict[str, Any] = dict(probe._attributes)
+    attributes["openinference.span.kind"] = probe._span_kind
+    return attributes
+
+
+def _new_span(wrapped: Any, handler: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``_SpanHandler.new_span``: the span starts with its start attributes; a trip its start raises is
+    kept for :func:`_span_enter` (the dispatcher swallows it here)."""
+    try:
+        attributes = _start_attributes(handler, kwargs.get("id_", args[0] if args else ""),
+                                       kwargs.get("bound_args"), kwargs.get("instance"),
+                                       kwargs.get("parent_span_id"))
+        if attributes is not None and not isinstance(handler._otel_tracer, StartAttributes):
+            handler._otel_tracer = StartAttributes(handler._otel_tracer, _local)
+    except Exception:  # an odd span: it starts as the instrumentor makes it
+        logger.debug("spanbreaker could not read a LlamaIndex span at start", exc_info=True)
+        attributes = None
+    _local.attributes = attributes
+    try:
+        return wrapped(*args, **kwargs)
+    except (Tripped, Steered) as stop:
+        _local.stopped = stop
+        raise
+    finally:
+        _local.attributes = None
+
+
+def _span_enter(wrapped: Any, dispatcher: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``Dispatcher.span_enter``: after every handler saw the span start, raise the trip one of them hit."""
+    _local.stopped = None
+    wrapped(*args, **kwargs)
+    stop = getattr(_local, "stopped", None)
+    if stop is not None:
+        _local.stopped = None
+        from llama_index.core.instrumentation.span import active_span_id
+
+        active_span_id.set(kwargs.get("parent_id"))  # the decorator set it to the vetoed span, and resets it only
+        raise stop  # once the method ran: later spans nest under the parent, not under a span that never started
+
+
+class LlamaIndexTripped(Tripped, Exception):
+    """The trip as it leaves a workflow step: also an ``Exception``, so the workflow fails the run with it.
+
+    Inside a step the trip is the plain :class:`~spanbreaker.Tripped` (a ``BaseException``), so
+    ``FunctionAgent``'s ``except Exception`` around tool calls cannot turn it into a tool error the model reads.
+    A ``BaseException`` leaving the step, though, escapes the workflow's step runner (it catches ``Exception``)
+    and kills its control loop without ending the event stream: ``await handler`` raises, but
+    ``handler.stream_events()`` waits forever. So at the step's edge the trip becomes this variant, and the
+    workflow does what it does with any failed step: it ends the stream and fails the run, and ``await handler``
+    raises it. ``except spanbreaker.Tripped`` catches it as it catches every trip."""
+
+
+def _from(trip: Tripped) -> LlamaIndexTripped:
+    stop = LlamaIndexTripped(trip.detector, trip.reason, trip.trace_id, trip.evidence, trip.blocked)
+    return stop.with_traceback(trip.__traceback__)
+
+
+def _step_worker(wrapped: Any, module: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``workflows``' ``as_step_worker_function(step)``: the step worker it makes lets a trip out as
+    :class:`LlamaIndexTripped`."""
+    worker = wrapped(*args, **kwargs)
+
+    async def run_step(*step_args: Any, **step_kwargs: Any) -> Any:
+        try:
+            return await worker(*step_args, **step_kwargs)
+        except LlamaIndexTripped:
+            raise
+        except Tripped as trip:
+            raise _from(trip) from None
+
+    return run_step
+
+
+WORKFLOW_LOGGER = "workflows.runtime.control_loop"
+"""Logs every failed step at ERROR with its traceback; a trip is no error."""
+
+
+class _QuietTrip(logging.Filter):
+    """Drops the workflow runner's error record of a step that failed with a trip (the run still fails with it)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], Tripped))
+
+
+_quiet_trip = _QuietTrip()
+
+
+class LlamaIndexAdapter:
+    """Named after the instrumentor's entry point (``llama_index``), as every adapter is: naming it in
+    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` turns both off."""
+
+    name = "llama_index"
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._instrumentor: Any = None
+        self._owns_instrumentor = False
+        self._patches = PatchLog()
+        self._deferred = Deferred("llama_index.core")
+
+    def available(self) -> bool:
+        try:
+            return (importlib.util.find_spec("llama_index.core") is not None
+                    and importlib.util.find_spec("openinference.instrumentation.llama_index") is not None)
+        except (ImportError, ValueError):
+            return False
+
+    def instrument(self, tracer_provider: Any, processor: Any = None) -> None:
+        """Instrument LlamaIndex for ``tracer_provider`` (whose span processors include the breaker), now or when
+        the application imports it; idempotent.
+
+        When the instrumentor is already on (the application instrumented LlamaIndex itself), it is left as it is
+        and only the start hook and the stop are added.
+        """
+        self._deferred.run_or_defer(lambda: self._instrument(tracer_provider))
+
+    def _instrument(self, tracer_provider: Any) -> None:
+        from llama_index.core.instrumentation.dispatcher import Dispatcher  # type: ignore[attr-defined]
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+        from openinference.instrumentation.llama_index._handler import _SpanHandler
+        from workflows.runtime.types import step_function
+
+        with self._lock:
+            if not self._patches:
+                self._patches.wrap(_SpanHandler, "new_span", _new_span)
+                self._patches.wrap(Dispatcher, "span_enter", _span_enter)
+                self._patches.wrap(step_function, "as_step_worker_function", _step_worker)
+                logging.getLogger(WORKFLOW_LOGGER).addFilter(_quiet_trip)
+            if self._instrumentor is not None:
+                return
+            instrumentor = LlamaIndexInstrumentor()
+            self._owns_instrumentor = not instrumentor.is_instrumented_by_opentelemetry
+            if self._owns_instrumentor:
+                try:
+                    instrumentor.instrument(tracer_provider=tracer_provider)
+                except ImportError:
+                    if being_imported(SCOPE):  # the launcher is loading this instrumentor right now
+                        return
+                    raise
+            self._instrumentor = instrumentor
+
+    def uninstrument(self) -> None:
+        self._deferred.cancel()
+        with self._lock:
+            self._patches.undo()
+            logging.getLogger(WORKFLOW_LOGGER).removeFilter(_quiet_trip)
+            if self._instrumentor is not None:
+                if self._owns_instrumentor and self._instrumentor.is_instrumented_by_opentelemetry:
+                    self._instrumentor.uninstrument()
+                self._instrumentor = None
+                self._owns_instrumentor = False
+
+
+ADAPTER = LlamaIndexAdapter()
