@@ -22,6 +22,14 @@ one exists (numbers from the Agno research notes):
   breaker can veto.
 * ``output_schema``: a response that does not validate is silent (no retry, no error). The run span gets
   ``spanbreaker.validation_failed = true`` for the ``validation_failures`` detector.
+* ``continue_run``: Agno runs the tools a human confirmed before the run's ``try`` (sync, not streaming), so a
+  trip at one of them left the run RUNNING and raised out of ``continue_run``. The run now ends CANCELLED with
+  the trip reason, as a trip anywhere else in a run does.
+* Workflows: a step whose agent or team the breaker cancelled is only a failed step to Agno, and the workflow
+  goes on to its next step (a function step would run; an agent step meets the latched breaker). The step
+  raises the trip instead, Agno's ``RunCancelledException`` that Step does not retry, so the workflow ends
+  CANCELLED there. The instrumentor sets its workflow, step and parallel spans OK whatever happened; a tripped
+  one keeps its ERROR.
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ logger = logging.getLogger("spanbreaker")
 VALIDATION_ATTRIBUTE = VALIDATION_FAILED
 REFUSED_ATTRIBUTE = "spanbreaker.refused"
 REFUSED_ERROR = "ToolCallLimitExceeded"
+RUN_ID_ATTRIBUTE = "agno.run.id"
+"""Where the instrumentor's workflow wrapper writes the workflow's run id (at the end of the run)."""
 _MODEL_METHODS = {"invoke": "run", "ainvoke": "arun", "invoke_stream": "run_stream", "ainvoke_stream": "arun_stream"}
 _MODEL_ENTRY_POINTS = ("_invoke_with_retry", "_ainvoke_with_retry", "_invoke_stream_with_retry",
                        "_ainvoke_stream_with_retry")
@@ -122,10 +132,12 @@ class ContextExecutor(ThreadPoolExecutor):
 class Patches:
     """The wrappers of one instrumentation, applied and removed together."""
 
-    def __init__(self, tracer: Any, processor: Any, runs: Any) -> None:
+    def __init__(self, tracer: Any, processor: Any, runs: Any, trip_exception: type[BaseException] | None = None
+                 ) -> None:
         self.tracer = tracer
         self.processor = processor
         self.runs = runs
+        self.trip_exception = trip_exception
         self._log = PatchLog()
         self._models_checked: set[type] = set()
         self._models_lock = threading.Lock()
@@ -152,6 +164,8 @@ class Patches:
             for name in ("_run", "_continue_run"):
                 if hasattr(module, name):
                     self._wrap(module, name, _restore_context_sync)
+        if hasattr(agent_run, "_continue_run") and hasattr(agent_run, "_handle_run_cancellation"):
+            self._wrap(agent_run, "_continue_run", self._continue_run)
             for name in ("_arun", "_acontinue_run"):
                 if hasattr(module, name):
                     self._wrap(module, name, _restore_context_async)
@@ -172,6 +186,25 @@ class Patches:
         for cls in (Agent, Team):
             if isinstance(cls.__dict__.get("background_executor"), property):
                 self._replace(cls, "background_executor", property(_background_executor))
+        self._apply_workflow()
+
+    def _apply_workflow(self) -> None:
+        try:
+            from agno.workflow.parallel import Parallel
+            from agno.workflow.step import Step
+            from agno.workflow.workflow import Workflow
+        except ImportError:  # an Agno without workflows
+            return
+        if "_process_step_output" in Step.__dict__:
+            self._wrap(Step, "_process_step_output", self._step_output)
+        sticky = _StickyTripTracer(self.tracer, self.processor, self.runs)
+        for owner in (Workflow, Step, Parallel):
+            for value in vars(owner).values():
+                bound = getattr(value, "_self_wrapper", None)  # a wrapt wrapper the instrumentor put there
+                wrapper = getattr(bound, "__self__", None)
+                if wrapper is not None and "_tracer" in vars(wrapper) and not isinstance(
+                        wrapper._tracer, _StickyTripTracer):
+                    self._replace(wrapper, "_tracer", sticky)
 
     def remove(self) -> None:
         self._log.undo()
@@ -237,6 +270,61 @@ class Patches:
             return
         run_response.content = f"spanbreaker tripped [{record.detector}] {record.reason} (trace {record.trace_id})"
 
+    # ---------------------------------------------------------------------------------- continue_run
+    def _continue_run(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        try:
+            return wrapped(*args, **kwargs)
+        except BaseException as error:
+            if self.trip_exception is None or not isinstance(error, self.trip_exception):
+                raise
+            agent = args[0] if args else kwargs.get("agent")
+            run_response = args[1] if len(args) > 1 else kwargs.get("run_response")
+            if agent is None or run_response is None:
+                raise
+            from agno.agent._run import _handle_run_cancellation, cleanup_and_store
+
+            run_response = _handle_run_cancellation(run_response, error,  # type: ignore[arg-type]
+                                                    kwargs.get("run_messages"))
+            run_response.content = str(error)  # not the paused run's "I need confirmation"
+            trace_id = getattr(error, "trace_id", None)
+            if isinstance(run_response.run_id, str) and isinstance(trace_id, str):
+                self.runs.add(run_response.run_id, int(trace_id, 16))
+            try:
+                cleanup_and_store(agent, run_response=run_response, session=kwargs.get("session"),
+                                  run_context=kwargs.get("run_context"), user_id=kwargs.get("user_id"))
+            except Exception:
+                logger.debug("spanbreaker: cancelled continue_run not stored", exc_info=True)
+            return run_response
+
+    # ------------------------------------------------------------------------------------- workflows
+    def _step_output(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        """A step whose agent or team run the breaker cancelled raises the trip, so the workflow stops there."""
+        response = args[0] if args else kwargs.get("response")
+        error = self._cancelled_by_trip(response)
+        if error is not None:
+            raise error
+        return wrapped(*args, **kwargs)
+
+    def _cancelled_by_trip(self, response: Any) -> BaseException | None:
+        if self.trip_exception is None or self.processor.config.mode != "enforce":
+            return None
+        if getattr(getattr(response, "status", None), "value", None) != "CANCELLED":
+            return None
+        record = None
+        try:
+            context = trace_api.get_current_span().get_span_context()
+            trace_id = context.trace_id if context.is_valid else None
+            run_id = getattr(response, "run_id", None)
+            if trace_id is None and isinstance(run_id, str):
+                trace_id = self.runs.get(run_id)
+            if trace_id is not None:
+                record = self.processor.trip_record(f"{trace_id:032x}")
+        except Exception:
+            logger.debug("spanbreaker: workflow step check skipped", exc_info=True)
+        if record is None:
+            return None  # cancelled by someone else: Agno's own handling stands
+        return self.trip_exception(record.detector, record.reason, record.trace_id, record.evidence)
+
     # ------------------------------------------------------------------------------- refused tool calls
     def _refused_call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
         message = wrapped(*args, **kwargs)
@@ -272,6 +360,53 @@ class Patches:
         except Exception:
             logger.debug("spanbreaker: structured output check skipped", exc_info=True)
         return result
+
+
+# ------------------------------------------------------------------------------- sticky trip status
+class _StickyTripTracer:
+    """The tracer the instrumentor's workflow, step and parallel wrappers start their spans with: each span
+    comes back in a :class:`_StickyTripSpan`, so the wrapper's closing ``set_status(OK)`` cannot undo a trip.
+    The workflow's run id, which the wrapper writes on its span, joins the run index, so
+    :func:`spanbreaker.adapters.agno.trip_record` leads from a ``WorkflowRunOutput`` to the trip too."""
+
+    def __init__(self, tracer: Any, processor: Any, runs: Any) -> None:
+        self._tracer = tracer
+        self._processor = processor
+        self._runs = runs
+
+    def start_span(self, *args: Any, **kwargs: Any) -> Any:
+        return _StickyTripSpan(self._tracer.start_span(*args, **kwargs), self._processor, self._runs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._tracer, name)
+
+
+def _sticky_span_class() -> type:
+    from wrapt import ObjectProxy
+
+    class StickyTripSpan(ObjectProxy):  # type: ignore[misc,type-arg]
+        def __init__(self, span: Any, processor: Any, runs: Any) -> None:
+            super().__init__(span)
+            self._self_processor = processor
+            self._self_runs = runs
+
+        def set_attribute(self, key: str, value: Any) -> None:
+            self.__wrapped__.set_attribute(key, value)
+            if key == RUN_ID_ATTRIBUTE and isinstance(value, str):
+                context = self.__wrapped__.get_span_context()
+                if context.is_valid:
+                    self._self_runs.add(value, context.trace_id)
+
+        def set_status(self, *args: Any, **kwargs: Any) -> None:
+            attributes = getattr(self.__wrapped__, "attributes", None) or {}
+            if attributes.get(marking.TRIPPED) and self._self_processor.config.mode == "enforce":
+                return  # the trip's ERROR stands (in observe mode the run's own status wins)
+            self.__wrapped__.set_status(*args, **kwargs)
+
+    return StickyTripSpan
+
+
+_StickyTripSpan = _sticky_span_class()
 
 
 # ------------------------------------------------------------------------------- generator tools

@@ -153,7 +153,7 @@ class AgnoAdapter:
                 self._owns_instrumentor = True
             self._instrumentor = instrumentor
             self.processor = processor
-            self._patches = Patches(instrumentor._tracer, processor, self.runs)
+            self._patches = Patches(instrumentor._tracer, processor, self.runs, self.trip_exception)
             self._patches.apply()
 
     def uninstrument(self) -> None:
