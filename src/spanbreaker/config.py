@@ -88,6 +88,9 @@ class BreakerConfig:
     """Similarity (0-100, rapidfuzz) above which two argument strings count as the same query."""
     fixation_max: int = field(default=4, metadata=_int(2, doc="near-duplicate queries, same results"))
     """Near-duplicate (paraphrased) calls of one tool that returned near-identical results."""
+    cycle_repeats: int = field(default=3, metadata=_int(2, doc="rounds of a 2-4 call sequence"))
+    """Rounds of one sequence of 2 to 4 calls, each call with the same arguments and the same result as in the
+    round before (an edit undone and redone, the tests answering alternately), before ``tool_cycle`` trips."""
     stall_flag_max: int = field(default=3, metadata=_int(1, doc="consecutive progress ledgers"))
     """Consecutive rounds in which an orchestrating model's own progress ledger (Magentic-One's
     ``is_in_loop`` / ``is_progress_being_made``) says it is looping or not progressing."""

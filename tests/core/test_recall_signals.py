@@ -196,3 +196,80 @@ def test_input_fixation_quiet_on_edits_acknowledged_alike() -> None:
                                      "new": f"def {method}(self, other)"},
                        output="Successfully edited file: /code/geometry/entity.py (1 replacement made)")
     assert h.trips == []
+
+
+# ------------------------------------------------------------------------------------------------ tool_cycle
+def oscillate(h: Harness, rounds: int) -> None:
+    """An edit, the tests, the edit undone, the tests: every test run answers differently from the one before
+    (so each looks like news), and the round comes back identical."""
+    with h.agent():
+        n = 0
+        for _ in range(rounds):
+            for edit, answer in (("use_cache = True", "1 failed, 41 passed"),
+                                 ("use_cache = False", "2 failed, 40 passed")):
+                n += 1
+                with h.step(n):
+                    h.llm()
+                    h.tool("edit", {"path": "src/app.py", "line": 12, "text": edit},
+                           output=f"[File: src/app.py] 12: {edit}")
+                n += 1
+                with h.step(n):
+                    h.llm()
+                    h.tool("bash", {"command": "python -m pytest tests"}, output=answer)
+
+
+def test_tool_cycle_trips_on_an_edit_undone_and_redone_with_the_tests_alternating() -> None:
+    h = only("tool_cycle")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        oscillate(h, 6)
+    assert caught.value.detector == "tool_cycle"
+    assert caught.value.evidence["period"] == 4 and caught.value.evidence["rounds"] == 3
+    assert len(h.named("SimpleTool")) == 12  # tripped as the third round ended
+    repeat_only = only("tool_repeat")
+    oscillate(repeat_only, 6)  # every test run changed its answer: tool_repeat never sees a repeat
+    assert repeat_only.trips == []
+
+
+def test_tool_cycle_quiet_on_scrolling_polling_retesting_sweeps_and_a_long_run() -> None:
+    """Look-alikes: scrolling a file (each page differs), polling a job (its progress moves; and a poller on
+    the allowlist), re-running the tests after each different edit, a test sweep whose counts differ, and two
+    calls alternating many times inside one model turn (a batch)."""
+    h = only("tool_cycle", allowlist=frozenset({"job_status"}))
+    with h.agent():
+        for n in range(1, 13):
+            with h.step(n):
+                h.llm()
+                h.tool("open", {"path": "src/app.py"}, output="[File: src/app.py (900 lines total)]")
+                h.tool("scroll_down", {}, output=f"lines {n * 100}-{n * 100 + 99}: ...")
+        for n in range(1, 13):
+            with h.step(100 + n):
+                h.llm()
+                h.tool("sleep", {"seconds": 5}, output="")
+                h.tool("job_progress", {"job": "42"}, output=f"running, {n * 8}% done")
+                h.tool("job_status", {"job": "42"}, output="running")
+        for n in range(1, 13):
+            with h.step(200 + n):
+                h.llm()
+                h.tool("edit", {"path": "src/app.py", "line": n, "text": f"x = {n}"}, output=f"12: x = {n}")
+                h.tool("bash", {"command": "python -m pytest tests"}, output="1 failed, 41 passed")
+        for n, module in enumerate(SWEEP * 2, 1):
+            with h.step(300 + n):
+                h.llm()
+                h.tool("bash", {"command": "cd /code"}, output="")
+                h.tool("bash", {"command": f"python tests/runtests.py {module}"}, output=f"Ran {n * 7} tests OK")
+        with h.step(400):
+            h.llm()
+            for _ in range(8):
+                h.tool("bash", {"command": "test -w /memory"}, output='{"exitCode": 1}')
+                h.tool("bash", {"command": "mkdir -p /memory/sessions"}, output='{"exitCode": 0}')
+    assert h.trips == []
+
+
+def test_tool_cycle_steers_first_under_response_steer() -> None:
+    """A loop detector: under ``response="steer"`` its first finding fails the agent's next call of that tool
+    with the message, and the run is not stopped there."""
+    h = only("tool_cycle", response="steer")
+    with pytest.raises(spanbreaker.Steered) as steered:
+        oscillate(h, 6)
+    assert str(steered.value).startswith("spanbreaker: ")
+    assert h.trips == []

@@ -56,7 +56,7 @@ class Agent:
 
 def test_only_loop_detectors_declare_themselves_steerable() -> None:
     steerable = {cls.id for cls in ALL_DETECTORS if cls.steerable}
-    assert steerable == {"tool_repeat", "tool_streak", "input_fixation", "low_exploration"}
+    assert steerable == {"tool_repeat", "tool_cycle", "tool_streak", "input_fixation", "low_exploration"}
 
 
 def test_first_finding_steers_the_call_and_the_next_identical_call_trips() -> None:

@@ -19,6 +19,7 @@ from .low_exploration import LowExploration
 from .self_reported_stall import SelfReportedStall
 from .session_bloat import SessionBloat
 from .token_budget import TokenBudget
+from .tool_cycle import ToolCycle
 from .tool_repeat import ToolRepeat
 from .tool_streak import ToolStreak
 from .validation_failures import ValidationFailures
@@ -26,8 +27,8 @@ from .validation_failures import ValidationFailures
 ALL_DETECTORS: tuple[type[Detector], ...] = (
     # Order matters only for which id is reported when two detectors fire on the same span:
     # the most specific explanation first, budgets last.
-    DelegationCycle, DelegationDepth, DelegationRepeat, SessionBloat, ContextGrowth, ToolRepeat, InputFixation,
-    ToolStreak, LowExploration, ErrorLoop, SelfReportedStall, FormatLoop, ValidationFailures, CallBudget,
+    DelegationCycle, DelegationDepth, DelegationRepeat, SessionBloat, ContextGrowth, ToolRepeat, ToolCycle,
+    InputFixation, ToolStreak, LowExploration, ErrorLoop, SelfReportedStall, FormatLoop, ValidationFailures, CallBudget,
     TokenBudget, CostBudget,
 )
 
