@@ -288,3 +288,91 @@ async def nested(kind: str, healthy: bool, delegations: int = 12, sub_steps: int
     allowed = MAX_ITERATIONS * (1 + DEFAULT_MAX_ITERATIONS[kind])
     return Outcome(trip, top_model.calls + sub_model.calls, allowed, result,
                    {"delegations": top_model.calls, "nested_model_calls": sub_model.calls})
+
+
+# ------------------------------------------------------------------------------------------------ workflows
+WORKFLOW_ROUNDS = 15
+"""Review rounds the looping workflow allows itself before giving up (BeeAI's Workflow has no cap of its own)."""
+
+
+class Draft(BaseModel):
+    """The state of the research-and-review workflow."""
+
+    topic: str
+    rounds: int = 0
+    notes: list[str] = field(default_factory=list)
+    report: str = ""
+
+
+async def workflow_revision_loop(kind: str, healthy: bool) -> Outcome:
+    """A ``Workflow`` whose review step keeps sending the research step back: each round a fresh agent searches
+    once and answers. Looping: the search finds the same page every round (trips). Healthy look-alike: each
+    round searches a new facet and finds new documents, then the review accepts (quiet)."""
+    from beeai_framework.workflows import Workflow
+
+    def script(i: int) -> Move:
+        if i % 2:  # the looping rounds bring back the same notes, the healthy ones new notes
+            return Answer(f"notes of round {i // 2}" if healthy else "no better source found")
+        if healthy:
+            return Call("faceted_search", {"query": PARAPHRASES[0], "facet": i // 2})
+        return Call("web_search", {"query": PARAPHRASES[(i // 2) % 7]})
+
+    model = model_for(kind, script)
+    writer = model_for(kind, [Answer("the report")])
+    tools: list[AnyTool] = [faceted_search if healthy else web_search]
+
+    async def research(state: Draft) -> str:
+        agent = make_agent(kind, model, tools)
+        output = await agent.run(f"research {state.topic}", max_iterations=5)
+        state.notes.append(output.last_message.text)
+        state.rounds += 1
+        return "review"
+
+    async def review(state: Draft) -> str:
+        done = state.rounds >= (6 if healthy else WORKFLOW_ROUNDS)
+        return "write" if done else "research"
+
+    async def write(state: Draft) -> str:
+        output = await make_agent(kind, writer, [], name="writer").run("write the report", max_iterations=5)
+        state.report = output.last_message.text
+        return Workflow.END
+
+    workflow = Workflow(Draft, name="ResearchReview")
+    workflow.add_step("research", research)
+    workflow.add_step("review", review)
+    workflow.add_step("write", write)
+    try:
+        run = await workflow.run(Draft(topic="span processors"))
+        trip, result = None, run.state
+    except spanbreaker.Tripped as caught:
+        trip, result = caught, None
+    return Outcome(trip, model.calls + writer.calls, 2 * WORKFLOW_ROUNDS + 1, result,
+                   {"writer_calls": writer.calls})
+
+
+AGENT_WORKFLOW_KINDS = ("tool_calling", "requirement")
+"""The agent classes ``AgentWorkflow`` accepts (it clones each agent; a ReActAgent with meta cannot be cloned)."""
+
+
+async def agent_workflow(kind: str, healthy: bool) -> Outcome:
+    """An ``AgentWorkflow`` (researcher, then writer): the researcher fixates on paraphrased searches returning
+    the same page (trips), or searches facets whose results differ, then answers (quiet)."""
+    from beeai_framework.workflows.agent import AgentWorkflow, AgentWorkflowInput
+
+    def script(i: int) -> Move:
+        if healthy:
+            return Call("faceted_search", {"query": PARAPHRASES[i % 7], "facet": i}) if i < 8 else Answer("8 facets")
+        return Call("web_search", {"query": PARAPHRASES[i % 7]})
+
+    model = model_for(kind, script)
+    writer = model_for(kind, [Answer("the report")])
+    workflow = AgentWorkflow(name="Pipeline")
+    workflow.add_agent(make_agent(kind, model, [faceted_search if healthy else web_search]))  # type: ignore[arg-type]
+    workflow.add_agent(make_agent(kind, writer, [], name="writer"))  # type: ignore[arg-type]
+    try:
+        run = await workflow.run([AgentWorkflowInput(prompt="research span processors"),
+                                  AgentWorkflowInput(prompt="write the report")])
+        trip, result = None, run.state
+    except spanbreaker.Tripped as caught:
+        trip, result = caught, None
+    return Outcome(trip, model.calls + writer.calls, 20 + 20, result, {"writer_calls": writer.calls})

@@ -47,6 +47,18 @@ AGENT_NAME = KEYS["agent_name"]
 GRAPH_NODE = KEYS["graph_node"]
 SESSION = KEYS["session"]
 
+REDACTED = "__REDACTED__"
+"""What an OpenInference instrumentor writes instead of a value its ``TraceConfig`` hides (``hide_inputs``,
+``hide_outputs``, ``OPENINFERENCE_HIDE_*``). A redacted value is unknown, not identical: every redacted call would
+otherwise read as a repeat of every other (six different fetches with six different pages tripping
+``tool_repeat``). Readers treat it as absent."""
+
+
+def unredacted(value: Any) -> Any:
+    """``value``, or None when the instrumentor redacted it."""
+    return None if value == REDACTED else value
+
+
 KINDS = {"AGENT": Kind.AGENT, "CHAIN": Kind.CHAIN, "LLM": Kind.LLM, "TOOL": Kind.TOOL}
 """The span kind values the breaker acts on (RETRIEVER, EMBEDDING, ... are OTHER)."""
 

@@ -76,6 +76,8 @@ def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozense
         raw = pick(attributes, ga.TOOL_ARGUMENTS, fw.LEGACY_TOOL_ARGUMENTS, oi.TOOL_PARAMETERS)
         if raw is None:
             return tool, None
+    elif raw == oi.REDACTED:  # hidden by the instrumentor: unknown (tool.parameters is the schema, not the call)
+        return tool, None
     text = raw if type(raw) is str else (as_str(raw) or "")
     if text and text[0] in "{[" and _names_volatile_key(text, volatile):
         text = canonical_args(text, volatile, cap)
@@ -126,6 +128,8 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
     raw = attributes.get(oi.OUTPUT)  # the OpenInference key first: one lookup on the common path
     if raw is None:
         raw = pick(attributes, ga.TOOL_RESULT, fw.LEGACY_TOOL_RESULT)
+    elif raw == oi.REDACTED:
+        raw = None  # hidden by the instrumentor: the result is unknown
     output = raw if type(raw) is str else as_str(raw)
     if output is not None and output.startswith(lc.TOOL_MESSAGE):  # LangChain's envelope: its content
         output = lc.tool_result(output, cap)
@@ -234,7 +238,7 @@ _SESSION_CHARS = 128
 
 def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
     agent = agent_name(name, attributes)
-    task = as_str(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES))
+    task = as_str(oi.unredacted(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES)))
     session = as_str(pick(attributes, oi.SESSION, ga.CONVERSATION))
     if session is not None and len(session) > _SESSION_CHARS:  # the engine's session table outlives the trace
         session = digest(session, cap)
@@ -244,10 +248,10 @@ def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
 def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
                       cap: int, format_types: frozenset[str]) -> None:
     if not run.task_known:
-        task = as_str(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES))
+        task = as_str(oi.unredacted(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES)))
         if task is not None:
             run.task_key, run.task_known = text_key(task, cap), True
-    output = as_str(pick(attributes, oi.OUTPUT, ga.OUTPUT_MESSAGES, fw.FINAL_RESULT))
+    output = as_str(oi.unredacted(pick(attributes, oi.OUTPUT, ga.OUTPUT_MESSAGES, fw.FINAL_RESULT)))
     run.output_known = output is not None
     run.output_text = output[:cap] if output is not None else None
     run.output_key = text_key(output or "", cap)
