@@ -41,17 +41,24 @@ def _root_is_the_workflow(traced: Traced, trip: spanbreaker.Tripped, name: str) 
     assert roots[0].status.status_code.name == "ERROR"
 
 
-@pytest.mark.parametrize("kind", scenarios.AGENT_KINDS)
-def test_revision_loop_in_a_workflow_trips(traced: Callable[..., Traced], kind: str) -> None:
-    """The review step sends the research step back again and again, each round the same page and the same
-    notes: the trip comes within a few rounds (of 15 allowed), and the write step never runs."""
+LOOPS = [(scenarios.workflow_revision_loop, kind, "ResearchReview", 12) for kind in scenarios.AGENT_KINDS] + [
+    (scenarios.agent_workflow, kind, "Pipeline", 5) for kind in scenarios.AGENT_WORKFLOW_KINDS]
+"""(scenario, agent class, workflow name, most model calls before the trip). The revision loop: the review step
+sends the research step back again and again, each round the same page and the same notes (15 rounds allowed).
+The AgentWorkflow: its researcher searches paraphrases that all return the same page."""
+
+
+@pytest.mark.parametrize(("scenario", "kind", "workflow", "most"), LOOPS,
+                         ids=[f"{s.__name__}-{k}" for s, k, _, _ in LOOPS])
+def test_loop_in_a_workflow_trips(traced: Callable[..., Traced], scenario: Callable[[str, bool], object],
+                                  kind: str, workflow: str, most: int) -> None:
     t = traced()
-    outcome = _run(scenarios.workflow_revision_loop, kind, healthy=False)
+    outcome = _run(scenario, kind, healthy=False)
     assert type(outcome.trip) is spanbreaker.Tripped, "the caller gets the trip itself, not a FrameworkError"
     assert outcome.trip.detector == "input_fixation"
-    assert outcome.model_calls <= 12 and outcome.extra["writer_calls"] == 0
+    assert outcome.model_calls <= most and outcome.extra["writer_calls"] == 0, "no step ran after the trip"
     assert_trip_marked(t, outcome.trip)
-    _root_is_the_workflow(t, outcome.trip, "ResearchReview")
+    _root_is_the_workflow(t, outcome.trip, workflow)
 
 
 @pytest.mark.parametrize("kind", scenarios.AGENT_KINDS)
@@ -61,16 +68,6 @@ def test_revision_rounds_that_find_new_documents_are_quiet(traced: Callable[...,
     assert outcome.trip is None and outcome.result is not None and outcome.result.report == "the report"
     assert outcome.result.rounds == 6 and outcome.extra["writer_calls"] == 1
     assert_quiet(t)
-
-
-@pytest.mark.parametrize("kind", scenarios.AGENT_WORKFLOW_KINDS)
-def test_fixated_agent_in_an_agent_workflow_trips(traced: Callable[..., Traced], kind: str) -> None:
-    t = traced()
-    outcome = _run(scenarios.agent_workflow, kind, healthy=False)
-    assert type(outcome.trip) is spanbreaker.Tripped and outcome.trip.detector == "input_fixation"
-    assert outcome.model_calls == 5 and outcome.extra["writer_calls"] == 0
-    assert_trip_marked(t, outcome.trip)
-    _root_is_the_workflow(t, outcome.trip, "Pipeline")
 
 
 @pytest.mark.parametrize("kind", scenarios.AGENT_WORKFLOW_KINDS)
