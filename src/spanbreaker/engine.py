@@ -39,7 +39,6 @@ from .conventions.read import (
     fill_tool_result,
     model_start,
     root_error,
-    status_failed,
     tool_start,
 )
 from .detectors import FORCED, Detector, Finding, build_detectors
@@ -104,7 +103,7 @@ _OI_KIND, _OI_KINDS = _oi.SPAN_KIND, _oi.KINDS
 # through the enum's metaclass that costs as much as a function call.
 _AGENT, _CHAIN, _LLM, _TOOL, _OTHER = Kind.AGENT, Kind.CHAIN, Kind.LLM, Kind.TOOL, Kind.OTHER
 _CLOSED, _OPEN = BreakerState.CLOSED, BreakerState.OPEN
-_UNSET, _OK = StatusCode.UNSET, StatusCode.OK
+_UNSET, _OK, _ERROR = StatusCode.UNSET, StatusCode.OK, StatusCode.ERROR
 _WARN, _STEER, _TRIP, _BLOCK = Action.WARN, Action.STEER, Action.TRIP, Action.BLOCK
 _STEERED, _PENDING = "spanbreaker.steered", "spanbreaker.steer_pending"
 """Keys in an agent scope's slots: the detectors whose steer this agent already had (their next finding trips);
@@ -384,9 +383,11 @@ class BreakerEngine:
                 # A tracked span ended: account for what it returned and run the end hooks. Inline rather than a
                 # method, as in start: this runs for every tracked span.
                 now: float | None = None  # read only when needed: most spans neither end a probe nor trip
+                # The API's Status: its field, not its property (a Python call); codes compared by identity.
+                code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
                 if entry.probe:
                     now = self._clock()
-                    ok = not status_failed(status)
+                    ok = code is not _ERROR
                     new = trace.breaker.probe_ended(ok, now)
                     if ok:
                         trace.forget_progress()
@@ -399,12 +400,15 @@ class BreakerEngine:
                     scope = trace.scope("")
                 kind = entry.kind
                 signal: Any = entry.signal
+                # The one clean-status rule: a span that ended clean (no events, status unset or OK) failed at
+                # nothing, decided without the call to root_error; a clean step shares one signal.
+                error = None if not events and (code is _UNSET or code is _OK) else root_error(
+                    events, status, self._format_types)
                 hooks: _Hooks
                 if kind is _TOOL:
                     if not isinstance(signal, ToolCall):
                         return None  # admitted without detection (observe mode while OPEN)
-                    fill_tool_result(signal, attributes, events, status, self._cap, self._format_types,
-                                     self._volatile)
+                    fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile)
                     scope.tools.record(signal)
                     hooks = self._tool_end_hooks
                 elif kind is _LLM:
@@ -420,15 +424,12 @@ class BreakerEngine:
                         self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
                     hooks = self._model_end_hooks
                 elif kind is _CHAIN:
-                    code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
-                    # A clean step (no events, status unset or OK) shares one signal: no object per step.
-                    signal = _CLEAN_STEP if not events and (code is _UNSET or code is _OK) else StepEnd(
-                        root_error(events, status, self._format_types))
+                    signal = _CLEAN_STEP if error is None else StepEnd(error)  # no object per clean step
                     hooks = self._step_end_hooks
                 else:
                     if not isinstance(signal, AgentRun):
                         return None
-                    fill_agent_result(signal, attributes, events, status, self._cap, self._format_types)
+                    fill_agent_result(signal, attributes, error, self._cap)
                     if signal.validation_failed and signal.session:
                         count = self._sessions.get(signal.session, 0) + 1
                         self._sessions[signal.session] = count

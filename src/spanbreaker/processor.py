@@ -30,9 +30,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk import trace as sdk_trace
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, SynchronousMultiSpanProcessor
+from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import SpanContext, Status, StatusCode
 
 from . import marking
@@ -41,6 +43,7 @@ from .config import BreakerConfig
 from .coverage import check_spans
 from .engine import BreakerEngine, Stats
 from .errors import Tripped, steer_exception_for, steer_supported, trip_exception_for
+from .tracestate import NO_ATTRIBUTES
 from .verdict import Action, Verdict
 
 if TYPE_CHECKING:
@@ -48,23 +51,47 @@ if TYPE_CHECKING:
 
 __all__ = ["BreakerSpanProcessor", "Stats"]
 
-_SDK_SPANS = frozenset({Span, getattr(sdk_trace, "_Span", Span)})
-"""The SDK's span classes (the tracer makes ``_Span``), whose fields the hot path reads directly."""
 _BLOCK, _STEER, _WARN = Action.BLOCK, Action.STEER, Action.WARN
+
+_SDK_SPANS = frozenset({Span, getattr(sdk_trace, "_Span", Span), ReadableSpan})
+"""The SDK's span classes (the tracer makes ``_Span``; ``on_end`` gets a ``ReadableSpan``): the hot path reads
+their fields; any other span object through :class:`_PublicFields` (a test pins the SDK's classes and fields)."""
+
+
+class _PublicFields:
+    """Any other span object (a wrapper, a future SDK) under the SDK's field names, read once from its public
+    properties: the hooks have one way to read a span, the SDK's fields (its properties are a Python call each
+    on 3.11, and ``events`` copies the list)."""
+
+    __slots__ = ("_attributes", "_context", "_events", "_name", "_parent", "_status")
+
+    def __init__(self, span: Any) -> None:
+        self._context = _context_tuple(getattr(span, "context", None))
+        self._parent = _context_tuple(getattr(span, "parent", None))
+        self._name = getattr(span, "name", None)
+        self._attributes = getattr(span, "attributes", None)
+        self._events = getattr(span, "events", None) or ()
+        self._status = getattr(span, "status", None)
+
+
+def _context_tuple(context: Any) -> Any:
+    """A span context as the API's ``SpanContext`` is laid out (a tuple: trace id, span id, remote), or None."""
+    if context is None or type(context) is SpanContext:
+        return context
+    return (context.trace_id, context.span_id, bool(getattr(context, "is_remote", False)))
+
+
+def _mapping(attributes: Any) -> Mapping[str, Any]:
+    """A span's attributes as a mapping to read: the plain dict inside the SDK's ``BoundedAttributes`` (its own
+    lookups are Python-level methods; the hooks inline this case), else the mapping as it is, None as empty."""
+    if type(attributes) is BoundedAttributes:
+        return attributes._dict  # type: ignore[no-any-return]
+    return attributes if attributes is not None else NO_ATTRIBUTES
 
 
 def raw_attributes(span: Any) -> Mapping[str, Any]:
-    """The span's attributes as a plain dict when the SDK keeps one, else its public mapping.
-
-    The SDK's ``BoundedAttributes`` answers every lookup through Python-level methods (and a
-    ``mappingproxy`` on ended spans); reading its dict directly makes each lookup C-speed. Any other span
-    object (a future SDK) falls back to ``span.attributes``.
-    """
-    raw = getattr(getattr(span, "_attributes", None), "_dict", None)
-    if type(raw) is dict:
-        return raw
-    attributes = getattr(span, "attributes", None)
-    return attributes if attributes is not None else {}
+    """A span's attributes, read as the hot path reads them."""
+    return _mapping((span if type(span) in _SDK_SPANS else _PublicFields(span))._attributes)
 
 
 class BreakerSpanProcessor(SpanProcessor):
@@ -162,31 +189,19 @@ class BreakerSpanProcessor(SpanProcessor):
         return ended
 
     # ----------------------------------------------------------------------------------- SpanProcessor
-    # The SDK's fields rather than its properties (each property is a Python call on 3.11); everything after
-    # the reads is the engine's, which is written for the interpreter the same way.
+    # The SDK's fields rather than its properties, and tuple items rather than SpanContext's properties (a Python
+    # call each on 3.11); any other span object is read through the same names (_PublicFields). Everything after
+    # the reads is the engine's, written for the interpreter the same way.
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
-            if type(span) in _SDK_SPANS:  # the SDK's own span: its fields, not its properties
-                context, name, parent = span._context, span._name, span._parent
-                attributes = getattr(span._attributes, "_dict", None)  # what raw_attributes reads, without the call
-                if type(attributes) is not dict:
-                    attributes = raw_attributes(span)
-            else:
-                context, name, parent = span.context, span.name, span.parent
-                attributes = raw_attributes(span)
+            fields: Any = span if type(span) in _SDK_SPANS else _PublicFields(span)
+            context, parent, attributes = fields._context, fields._parent, fields._attributes
             if context is None:
                 return
-            if type(context) is SpanContext:  # a tuple: its items, not its properties (a Python call each)
-                trace_id, span_id = context[0], context[1]
-            else:
-                trace_id, span_id = context.trace_id, context.span_id
-            if parent is None:
-                parent_id, remote = None, False
-            elif type(parent) is SpanContext:
-                parent_id, remote = parent[1], parent[2]
-            else:
-                parent_id, remote = parent.span_id, parent.is_remote
-            verdict = self._start(trace_id, span_id, parent_id, remote, name, attributes, span)
+            verdict = self._start(
+                context[0], context[1], None if parent is None else parent[1], parent is not None and parent[2],
+                fields._name, attributes._dict if type(attributes) is BoundedAttributes else _mapping(attributes),
+                span)
         except Exception as exc:
             self.engine.internal_error(exc)
             return
@@ -195,19 +210,16 @@ class BreakerSpanProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            if type(span) is ReadableSpan:  # the SDK's fields: no property calls, no copy of an empty event list
-                context, events, status = span._context, span._events or (), span._status
-                attributes = getattr(span._attributes, "_dict", None)
-                if type(attributes) is not dict:
-                    attributes = raw_attributes(span)
-            else:
-                context, events, status, attributes = span.context, span.events, span.status, raw_attributes(span)
+            fields: Any = span if type(span) in _SDK_SPANS else _PublicFields(span)
+            context, attributes, events = fields._context, fields._attributes, fields._events
             if context is None:
                 return
-            if type(context) is SpanContext:  # a tuple: its items, not its properties (a Python call each)
-                verdict = self._end(context[0], context[1], attributes, events, status)
-            else:
-                verdict = self._end(context.trace_id, context.span_id, attributes, events, status)
+            verdict = self._end(
+                context[0], context[1],
+                attributes._dict if type(attributes) is BoundedAttributes else _mapping(attributes),
+                # the SDK's BoundedList as its deque: a C-speed truth test rather than a Python-level __len__
+                events._dq if type(events) is BoundedList else events,  # type: ignore[attr-defined]
+                fields._status)
         except Exception as exc:
             self.engine.internal_error(exc)
             return

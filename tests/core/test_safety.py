@@ -145,13 +145,78 @@ def test_processor_works_on_a_provider_that_already_has_processors() -> None:
 
 def test_the_fast_path_knows_the_sdks_span_classes() -> None:
     """The hot path reads the SDK's span fields directly for the classes it knows (the tracer makes ``_Span``,
-    a subclass); any other span goes through the public properties. If the SDK renames its class, this fails
-    so the fast path is updated, rather than silently falling back to the slow one."""
-    from opentelemetry.trace import SpanContext
+    a subclass; ``on_end`` gets a ``ReadableSpan``); any other span goes through the public properties. If the SDK
+    renames a class or a field the hooks read, this fails so the fast path is updated, rather than silently
+    falling back to the slow one or losing spans."""
+    from opentelemetry.attributes import BoundedAttributes
+    from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+    from opentelemetry.sdk.util import BoundedList
+    from opentelemetry.trace import SpanContext, Status
 
     from spanbreaker import processor
 
-    span = TracerProvider().get_tracer("t").start_span("s")
-    assert type(span) in processor._SDK_SPANS
-    assert type(span.get_span_context()) is SpanContext
+    ended: list[ReadableSpan] = []
+
+    class Keep(SpanProcessor):
+        def on_end(self, span: ReadableSpan) -> None:
+            ended.append(span)
+
+    provider = TracerProvider()
+    provider.add_span_processor(Keep())
+    tracer = provider.get_tracer("t")
+    with tracer.start_as_current_span("parent"):
+        span = tracer.start_span("s", attributes={"k": "v"})
+    span.add_event("e")
     span.end()
+    for sdk_span in (span, ended[-1]):
+        assert type(sdk_span) in processor._SDK_SPANS
+        assert type(sdk_span._context) is SpanContext and type(sdk_span._parent) is SpanContext
+        assert type(sdk_span._attributes) is BoundedAttributes and sdk_span._attributes._dict == {"k": "v"}
+        assert type(sdk_span._events) is BoundedList and len(sdk_span._events._dq) == 1
+        assert type(sdk_span._status) is Status and sdk_span._name == "s"
+
+
+class _Wrapped:
+    """A span object the SDK did not make (a vendor wrapper): only the public properties."""
+
+    def __init__(self, span: Any) -> None:
+        self._wrapped = span
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._wrapped, name)
+
+
+def test_span_objects_the_sdk_did_not_make_are_read_through_their_public_properties() -> None:
+    """The same loop, once through the SDK's spans and once through wrappers the fast path does not know: the
+    same trip, no internal error."""
+    from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+
+    class Feed(SpanProcessor):
+        def __init__(self, breaker: spanbreaker.BreakerSpanProcessor, wrap: bool) -> None:
+            self.breaker, self.wrap = breaker, wrap
+
+        def on_start(self, span: Any, parent_context: Any = None) -> None:
+            self.breaker.on_start(_Wrapped(span) if self.wrap else span, parent_context)
+
+        def on_end(self, span: ReadableSpan) -> None:
+            self.breaker.on_end(_Wrapped(span) if self.wrap else span)
+
+    trips: list[str] = []
+    for wrap in (False, True):
+        breaker = spanbreaker.BreakerSpanProcessor(mode="observe")
+        provider = TracerProvider()
+        provider.add_span_processor(Feed(breaker, wrap))
+        tracer = provider.get_tracer("t")
+        with tracer.start_as_current_span("a.run", attributes={"openinference.span.kind": "AGENT"}) as agent:
+            for _ in range(6):
+                with tracer.start_as_current_span("t", attributes={
+                        "openinference.span.kind": "TOOL", "tool.name": "t", "input.value": "{}",
+                        "output.value": "x"}):
+                    pass
+        assert breaker.stats.internal_errors == 0
+        record = breaker.trip_record(agent.get_span_context().trace_id)
+        assert record is not None
+        trips.append(record.detector)
+    assert trips[0] == trips[1] == "tool_repeat"

@@ -15,8 +15,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from opentelemetry.trace import Status, StatusCode
-
 from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample
 from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
 from . import exception_class, ledger, tool_text
@@ -26,8 +24,6 @@ from . import langchain as lc
 from . import llama_index as li
 from . import openinference as oi
 
-_UNSET, _OK = StatusCode.UNSET, StatusCode.OK
-"""The API's status codes, compared by identity: ``Enum.name`` is a Python-level property."""
 _QUERY_RAW_CHARS = 2 * SIMILARITY_CHARS + fw.ENVELOPE_CHARS
 """Recorded arguments this long or longer are a script or a document, not a query (and are not kept)."""
 _SAMPLE_CHARS = SIMILARITY_CHARS * 4
@@ -112,9 +108,10 @@ def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
     return False
 
 
-def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
-                     cap: int, format_types: frozenset[str], volatile: frozenset[str] = frozenset()) -> None:
-    """What came back; and the arguments, when they were not on the span at start.
+def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str | None, cap: int,
+                     format_types: frozenset[str], volatile: frozenset[str] = frozenset()) -> None:
+    """What came back (``error``: the span's :func:`root_error`, None when it ended clean); and the arguments,
+    when they were not on the span at start.
 
     A result that was not recorded (no result key, no failure) is unknown: ``result_known`` is False and the call
     is neither empty nor identical to any other.
@@ -135,12 +132,9 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], events: Sequ
         output = lc.tool_result(output, cap)
     elif output is not None and output.startswith(li.TOOL_OUTPUT) and li.is_tool_output(output):  # LlamaIndex's
         output = li.tool_result(output, cap)
-    code = status._status_code if type(status) is Status else None
-    # A clean call (no events, the API's status unset or OK) is decided without the call to root_error.
-    error = call.error = None if not events and (code is _UNSET or code is _OK) else root_error(
-        events, status, format_types)
     if error is None and output:
-        error = call.error = _text_error(output, format_types)
+        error = _text_error(output, format_types)
+    call.error = error
     text = output if output is not None else ""
     if error is not None and not text:
         text = f"error:{error}"
@@ -245,8 +239,7 @@ def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
     return AgentRun(name=agent, task_key=text_key(task or "", cap), task_known=task is not None, session=session)
 
 
-def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequence[Any], status: Any,
-                      cap: int, format_types: frozenset[str]) -> None:
+def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], error: str | None, cap: int) -> None:
     if not run.task_known:
         task = as_str(oi.unredacted(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES)))
         if task is not None:
@@ -255,7 +248,7 @@ def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], events: Sequ
     run.output_known = output is not None
     run.output_text = output[:cap] if output is not None else None
     run.output_key = text_key(output or "", cap)
-    run.error = root_error(events, status, format_types)
+    run.error = error
     run.validation_failed = (attributes.get(fw.VALIDATION_FAILED) is True
                              or run.error in fw.VALIDATION_ERRORS)
 
@@ -268,11 +261,6 @@ _CLASS_WORD = re.compile(r"\b([A-Z][A-Za-z0-9_]{0,127}(?:Error|Exception|Exit|In
 _MESSAGE_CHARS = 4096
 
 
-def status_failed(status: Any) -> bool:
-    """The span's status says it failed (any object with an API ``status_code``)."""
-    return getattr(status, "status_code", None) is StatusCode.ERROR
-
-
 def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str]) -> str | None:
     """The root exception class of a failed span, unwrapping framework wrappers.
 
@@ -280,15 +268,9 @@ def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str])
     ``AgentExecutionError`` whose message ends in ``KeyError: 'x'``: then, and for a failed span with no
     exception event, the root is the last word of the text that is a real exception class (see
     ``exception_class``), never a word for its shape: the text holds the model's code and the looked-up data.
-    Returns ``None`` for a span that did not fail, ``"Error"`` for a failure of no known class.
+    Returns ``None`` for a span that did not fail, ``"Error"`` for a failure of no known class. The engine
+    decides a span that ended clean (no events, status unset or OK: most spans) without calling this.
     """
-    if not events:
-        # the API's Status: its field, not its property (a Python call)
-        code = status._status_code if type(status) is Status else getattr(status, "status_code", None)
-        if code is _UNSET or code is _OK:  # the API's codes by identity: Enum.name is a Python-level property
-            return None
-        if code is None or getattr(code, "name", "") != "ERROR":
-            return None  # the common case, decided without the unwrapping below
     found: str | None = None
     message: str | None = None
     try:

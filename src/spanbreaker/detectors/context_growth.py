@@ -28,38 +28,33 @@ class ContextGrowth(Detector):
     def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
         if call.input_chars <= 0:
             return None
-        estimate = call.input_chars // CHARS_PER_TOKEN
         previous = scope.slots.get("context_chars")
         scope.slots["context_chars"] = call.input_chars
-        if previous is not None:
-            previous //= CHARS_PER_TOKEN
-        if estimate < self._max_prompt and (not previous or estimate - previous < self._jump):
-            return None  # the common case, without the call to _check
-        return self._check(estimate, previous, "estimated")
+        return self._check(call.input_chars // CHARS_PER_TOKEN,
+                           previous // CHARS_PER_TOKEN if previous is not None else None, "estimated")
 
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        if call.prompt_tokens is None:
-            return None
         tokens = call.prompt_tokens
+        if tokens is None:
+            return None
         previous = scope.slots.get("context_tokens")
         scope.slots["context_tokens"] = tokens
-        if tokens < self._max_prompt and (not previous or tokens - previous < self._jump):
-            return None  # the common case, without the call to _check
         return self._check(tokens, previous, "reported")
 
     def _check(self, tokens: int, previous: int | None, source: str) -> Finding | None:
-        config = self.config
-        if tokens < config.max_prompt_tokens and (not previous or tokens - previous < config.context_jump_tokens):
+        """The one threshold: a prompt of ``max_prompt_tokens``, or a jump of ``context_jump_tokens`` that also
+        multiplies the previous prompt by ``context_jump_ratio``."""
+        if tokens < self._max_prompt and (not previous or tokens - previous < self._jump):
             return None  # the common case, decided before anything else
-        if tokens >= config.max_prompt_tokens:
-            return self.trip(f"prompt of {tokens} tokens ({source}) exceeds {config.max_prompt_tokens}",
-                             prompt_tokens=tokens, limit=config.max_prompt_tokens, source=source)
-        if previous:
-            jump = tokens - previous
-            if jump >= config.context_jump_tokens and tokens >= previous * config.context_jump_ratio:
-                return self.trip(
-                    f"prompt grew by {jump} tokens in one step ({previous} -> {tokens}, {source})",
-                    prompt_tokens=tokens, previous_prompt_tokens=previous, jump_tokens=jump,
-                    limit=config.context_jump_tokens, source=source,
-                )
+        config = self.config
+        if tokens >= self._max_prompt:
+            return self.trip(f"prompt of {tokens} tokens ({source}) exceeds {self._max_prompt}",
+                             prompt_tokens=tokens, limit=self._max_prompt, source=source)
+        jump = tokens - previous if previous else 0
+        if previous and tokens >= previous * config.context_jump_ratio:
+            return self.trip(
+                f"prompt grew by {jump} tokens in one step ({previous} -> {tokens}, {source})",
+                prompt_tokens=tokens, previous_prompt_tokens=previous, jump_tokens=jump, limit=self._jump,
+                source=source,
+            )
         return None
