@@ -164,7 +164,9 @@ async def echo_loop(kind: str, healthy: bool) -> Outcome:
                     else Call("summarise", {"text": f"document {n}: archive record {n * 13}"}))
     else:
         def script(i: int) -> Move:
-            return ECHO[i % len(ECHO)]
+            # Each round starts one call later: the same facts echoed in a shifting order, never the exact
+            # round again (that closed loop is tool_cycle's, proven in tests/core/test_recall_signals.py).
+            return ECHO[(i + i // len(ECHO)) % len(ECHO)]
     model = model_for(kind, script)
     trip, result = await run_agent(make_agent(kind, model, [search, summarise]), "research the treaty of Utrecht",
                                    max_iterations=MAX_ITERATIONS)
