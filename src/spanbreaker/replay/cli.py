@@ -1,5 +1,5 @@
-"""``spanbreaker replay PATH... [--config FILE] [--sweep KEY=V1,V2...] [--json] [--html FILE]``: backtest the breaker
-on recorded traces.
+"""``spanbreaker replay PATH... [--config FILE] [--sweep KEY=V1,V2...] [--json] [--html FILE] [--jobs N]
+[--shard K/N]``: backtest the breaker on recorded traces.
 
 Why it is a separate command rather than a script: users tune thresholds on the traces they already have
 before letting the breaker stop production runs; the command must read what their backends export and say
@@ -28,6 +28,7 @@ from .html import render
 from .readers import Problem
 from .report import Summary, print_report, sweep_table
 from .runner import TraceResult, replay_many
+from .shard import Shard
 from .sweep import Sweep
 
 PROGRESS_FROM_BYTES = 1024 * 1024
@@ -50,7 +51,26 @@ def register(subparsers: Any) -> None:
                      help="write the replayed spans, with the trip marks, as OTLP/JSON lines (one trace a line)")
     sub.add_argument("--all", action="store_true", help="list every trace, not only the tripped ones")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    sub.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+                     help="replay in N worker processes (traces are independent); output in input order as with 1")
+    sub.add_argument("--shard", type=_shard, metavar="K/N",
+                     help="replay only shard K of N (1 <= K <= N), chosen by a stable hash of the trace id, so N "
+                          "machines split one archive; their --json outputs together are the whole replay")
     sub.set_defaults(func=run)
+
+
+def _jobs(text: str) -> int:
+    """``--jobs``: a whole number from 1 (argparse turns the error into exit status 2)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes (1 or more)")
+    return int(text)
+
+
+def _shard(text: str) -> Shard:
+    try:
+        return Shard.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _config(path: str | None) -> BreakerConfig:
@@ -102,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
         if export_file is not None:
             stack.enter_context(export_file)
         stream = replay_many(args.paths, feeders, problems=problems, on_problem=on_problem,
-                             progress=lambda done, total: progress.update(task, completed=done, total=total))
+                             progress=lambda done, total: progress.update(task, completed=done, total=total),
+                             jobs=args.jobs, shard=args.shard)
         for verdicts in _guarded(stream, args.paths, problems, on_problem):
             result = verdicts[0]
             if exporter is not None:

@@ -104,6 +104,10 @@ class Feeder:
     def shutdown(self) -> None:
         self.engine.close()
 
+    def keep(self, spans: list[tuple[RecordedSpan, Marks | None]]) -> None:
+        """Spans with marks fed elsewhere (a ``--jobs`` worker), handed on by :meth:`take_spans`."""
+        self._kept.extend(spans)
+
     def take_spans(self) -> list[tuple[RecordedSpan, Marks | None]]:
         """The spans fed since the last call, in the order they ended, each with its marks (``keep_spans``)."""
         kept, self._kept = self._kept, []

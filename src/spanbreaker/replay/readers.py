@@ -21,6 +21,7 @@ import json
 import math
 import re
 import reprlib
+import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from .shard import Shard
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 """Largest record read, in bytes (after gzip): one line of a line-per-request file, or a whole-file document
@@ -116,6 +119,9 @@ class RecordedTrace:
     spans: list[RecordedSpan]
     source: str
     """``path:line`` of the first line the trace was read from."""
+    order: tuple[int, ...] = field(default=(), compare=False)
+    """Where the reader handed the trace on: (file, line it was complete at, line and position of its first
+    span). The reader hands traces on in this order, whatever shard it reads: ``--jobs`` merges by it."""
 
     @property
     def trace_id_hex(self) -> str:
@@ -274,8 +280,10 @@ def otlp_body(document: Any) -> list[Any] | None:
     return body if isinstance(body, list) else None
 
 
-def otlp_spans(request: Any, note: Callable[[str], None]) -> Iterator[tuple[dict[str, Any], RecordedSpan]]:
-    """(resource attributes, span) for every span of an ``ExportTraceServiceRequest``; bad spans are noted."""
+def otlp_spans(request: Any, note: Callable[[str], None], shard: Shard | None = None
+               ) -> Iterator[tuple[dict[str, Any], RecordedSpan | None]]:
+    """(resource attributes, span) for every span of an ``ExportTraceServiceRequest``; bad spans are noted. A span
+    of another shard (its trace id read without decoding the span) comes as (resource, None), undecoded."""
     body = otlp_body(request)
     if body is None:
         raise InputError("not an OTLP/JSON ExportTraceServiceRequest (no resourceSpans list)")
@@ -304,6 +312,11 @@ def otlp_spans(request: Any, note: Callable[[str], None]) -> Iterator[tuple[dict
                 note(f"resourceSpans[{r_index}].scopeSpans[{s_index}]: spans is not a list; skipped")
                 continue
             for index, raw in enumerate(spans):
+                if shard is not None and type(raw) is dict:
+                    trace_id = _fast_id(raw.get("traceId"), 32)
+                    if trace_id is not None and not shard.keeps(trace_id):
+                        yield resource, None
+                        continue
                 fast = _fast_span(raw, scope)
                 if fast is not None:
                     yield resource, fast
@@ -717,25 +730,34 @@ class _Grouper:
     read so far, so memory does not grow with the file.
     """
 
-    def __init__(self, path: str, note: ProblemSink) -> None:
+    def __init__(self, path: str, note: ProblemSink, shard: Shard | None = None) -> None:
         self.path = path
         self.note = note
+        self.shard = shard
         self.traces: dict[int, RecordedTrace] = {}
         """Held traces, in the order their first span was read."""
         self.rooted: set[int] = set()
         self.full: set[int] = set()
-        self.order: dict[int, int] = {}
-        """Per held trace, when it was first read (hands on rooted traces in file order without a scan)."""
-        self.counter = itertools.count()
+        self.order: dict[int, tuple[int, int]] = {}
+        """Per held trace, where it was first read: (line, position of the span in the line's spans, counting
+        those of other shards). Hands on rooted traces in file order without a scan."""
+        self.line = 0
+        self.position = 0
         self.held = 0
         self.overflowed = False
 
-    def add(self, resource: dict[str, Any], span: RecordedSpan, line: int) -> None:
+    def add(self, resource: dict[str, Any], span: RecordedSpan | None, line: int) -> None:
+        """Hold ``span``; None (or a span of another shard) only counts a position."""
+        if line != self.line:
+            self.line, self.position = line, 0
+        self.position += 1
+        if span is None or (self.shard is not None and not self.shard.keeps(span.trace_id)):
+            return
         trace = self.traces.get(span.trace_id)
         if trace is None:
             trace = RecordedTrace(span.trace_id, dict(resource), [], f"{self.path}:{line}")
             self.traces[span.trace_id] = trace
-            self.order[span.trace_id] = next(self.counter)
+            self.order[span.trace_id] = (line, self.position)
         if len(trace.spans) >= MAX_SPANS_PER_TRACE:
             if span.trace_id not in self.full:
                 self.full.add(span.trace_id)
@@ -750,42 +772,44 @@ class _Grouper:
     def complete(self, line: int) -> Iterator[RecordedTrace]:
         """The traces whose root is in; then, while too many spans are held, the traces held longest."""
         for trace_id in sorted(self.rooted, key=self.order.__getitem__):
-            yield self._pop(trace_id)
+            yield self._pop(trace_id, line)
         while self.held > MAX_HELD_SPANS and self.traces:
             if not self.overflowed:
                 self.overflowed = True
                 self.note(Problem(self.path, line, f"more than {MAX_HELD_SPANS:,} spans held in traces whose root "
                                                    "span was not read yet; the traces held longest are replayed "
                                                    "as read so far (later spans of one replay as another trace)"))
-            yield self._pop(next(iter(self.traces)))
+            yield self._pop(next(iter(self.traces)), line)
 
-    def _pop(self, trace_id: int) -> RecordedTrace:
+    def _pop(self, trace_id: int, line: int) -> RecordedTrace:
         self.rooted.discard(trace_id)
         self.full.discard(trace_id)
-        del self.order[trace_id]
         trace = self.traces.pop(trace_id)
+        trace.order = (line, *self.order.pop(trace_id))
         self.held -= len(trace.spans)
         return trace
 
     def rest(self) -> Iterator[RecordedTrace]:
-        yield from self.traces.values()
+        for trace_id, trace in self.traces.items():
+            trace.order = (sys.maxsize, *self.order[trace_id])
+            yield trace
         self.traces.clear()
         self.order.clear()
         self.held = 0
 
 
-def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | None = None
-              ) -> Iterator[RecordedTrace]:
+def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | None = None,
+              shard: Shard | None = None) -> Iterator[RecordedTrace]:
     """The traces of one file, in the order their first span appears; defects go to ``note``.
 
     A file is one request per line unless its first line is not a request and the whole file (at most
     :data:`MAX_RECORD_BYTES`) is one JSON document. Lines and documents are read as bytes and held one at a time,
     so memory is bounded by the cap in bytes whatever characters the file holds. ``progress`` is called with the
-    bytes of the file consumed so far, after every line.
+    bytes of the file consumed so far, after every line. ``shard``: only the traces it keeps.
     """
     name = str(path)
     limit = MAX_RECORD_BYTES
-    grouper = _Grouper(name, note)
+    grouper = _Grouper(name, note, shard)
     line_no = 0
     try:
         with contextlib.ExitStack() as stack:
@@ -805,7 +829,7 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
                 head = _read_head(fh, limit)
                 if not _read_as_lines(head, name, first_line, note):
                     if not head.over and head.error is None:
-                        yield from _read_document(head, name, first_line, note)
+                        yield from _read_document(head, name, first_line, note, shard)
                     return
                 fh.seek(0)
                 lines = _lines(fh, limit)  # from the start again, one line at a time
@@ -813,7 +837,7 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
                 if data is None:
                     note(Problem(name, line_no, f"line longer than {limit:,} bytes; skipped"))
                 elif not data.isspace():
-                    _add_line(grouper, data, name, line_no, note)
+                    _add_line(grouper, data, name, line_no, note, shard)
                     yield from grouper.complete(line_no)
                 if progress is not None:
                     progress(raw.tell())
@@ -836,7 +860,8 @@ def _read_as_lines(head: _Head, name: str, first_line: int, note: ProblemSink) -
     return False
 
 
-def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: ProblemSink) -> None:
+def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: ProblemSink,
+              shard: Shard | None = None) -> None:
     line_note = _line_note(note, name, line_no)
     try:
         document = _loads_bytes(data)
@@ -844,7 +869,7 @@ def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: Pro
         line_note(f"not JSON ({exc.message}); line skipped")
         return
     try:
-        for resource, span in otlp_spans(document, line_note):
+        for resource, span in otlp_spans(document, line_note, shard):
             grouper.add(resource, span, line_no)
     except InputError as exc:
         line_note(f"{exc}; line skipped")
@@ -856,7 +881,8 @@ def _line_note(note: ProblemSink, name: str, line: int) -> Callable[[str], None]
     return lambda message: note(Problem(name, line, message))
 
 
-def _read_document(head: _Head, name: str, first_line: int, note: ProblemSink) -> Iterator[RecordedTrace]:
+def _read_document(head: _Head, name: str, first_line: int, note: ProblemSink,
+                   shard: Shard | None = None) -> Iterator[RecordedTrace]:
     """A whole-file document: one OTLP request (maybe pretty-printed) or a Jaeger JSON download."""
     text = _text(head.data)
     head.data = bytearray()  # the text is what is parsed; the bytes need not be held beside it
@@ -867,10 +893,10 @@ def _read_document(head: _Head, name: str, first_line: int, note: ProblemSink) -
         note(Problem(name, exc.line or first_line, f"{kind} ({exc.message}); file skipped"))
         return
     del text
-    grouper = _Grouper(name, note)
+    grouper = _Grouper(name, note, shard)
     doc_note = _line_note(note, name, 0)
     if otlp_body(document) is not None:
-        source: Iterable[tuple[dict[str, Any], RecordedSpan]] = otlp_spans(document, doc_note)
+        source: Iterable[tuple[dict[str, Any], RecordedSpan | None]] = otlp_spans(document, doc_note, shard)
     elif jaeger_list(document) is not None:
         source = jaeger_traces(document, doc_note)
     else:
@@ -888,17 +914,20 @@ def _read_document(head: _Head, name: str, first_line: int, note: ProblemSink) -
 
 
 def read_traces(paths: Iterable[str | Path], note: ProblemSink,
-                progress: Callable[[int, int], None] | None = None) -> Iterator[RecordedTrace]:
-    """Every trace of every file (directories expanded), file by file.
+                progress: Callable[[int, int], None] | None = None, shard: Shard | None = None
+                ) -> Iterator[RecordedTrace]:
+    """Every trace of every file (directories expanded), file by file; with ``shard``, those it keeps.
 
     ``progress(done, total)`` gets bytes consumed and total bytes over all files (for a progress bar).
     """
     files = expand_paths(paths, note)
     total = sum(_size(p) for p in files)
     done = 0
-    for path in files:
+    for index, path in enumerate(files):
         step = None if progress is None else (lambda at, base=done: progress(base + at, total))
-        yield from read_file(path, note, step)
+        for trace in read_file(path, note, step, shard):
+            trace.order = (index, *trace.order)
+            yield trace
         done += _size(path)
         if progress is not None:
             progress(done, total)

@@ -24,7 +24,9 @@ from ..signals import Kind, as_int, classify
 from .evidence import CallRef, trip_calls
 from .feed import Feeder
 from .outcome import Outcome, outcome
-from .readers import Problem, RecordedSpan, RecordedTrace, read_traces
+from .parallel import replay_parallel
+from .readers import Problem, RecordedSpan, RecordedTrace, expand_paths, read_traces
+from .shard import Shard
 
 
 @dataclass
@@ -67,6 +69,8 @@ class TraceResult:
     steer: dict[str, Any] | None = None
     """``response="steer"``: where the first steer would have failed a call (``detector``, ``reason``, ``step``,
     ``span_name``, ``span_id``); the trip fields above are then where the run would have stopped after it."""
+    order: tuple[int, ...] = ()
+    """Where the reader handed the trace on (:attr:`RecordedTrace.order`): ``--jobs`` merges by it."""
 
     @property
     def steered(self) -> bool:
@@ -195,7 +199,7 @@ def _result(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence:
     result = TraceResult(
         trace_id=trace.trace_id_hex, tripped=False, resource=trace.resource, source=trace.source,
         spans=len(trace.spans), model_calls=recorded.model_calls, tool_calls=recorded.tool_calls,
-        tokens=sum(s.tokens for s in steps), steps=steps, outcome=recorded.outcome,
+        tokens=sum(s.tokens for s in steps), steps=steps, outcome=recorded.outcome, order=trace.order,
     )
     steer = feeder.engine.steer_record(trace.trace_id)
     if steer is not None:
@@ -229,6 +233,8 @@ def replay(
     on_problem: Callable[[Problem], None] | None = None,
     feeder: Feeder | None = None,
     progress: Callable[[int, int], None] | None = None,
+    jobs: int = 1,
+    shard: Shard | None = None,
 ) -> Iterator[TraceResult]:
     """Replay every trace in ``paths`` (files or directories) through a processor in observe mode.
 
@@ -238,11 +244,14 @@ def replay(
         on_problem: called with every defect as it is found (e.g. to print it at once).
         feeder: a prepared :class:`Feeder` (benchmarks reuse one to count spans).
         progress: called with (bytes read, total bytes) as the input is consumed.
+        jobs: worker processes (:mod:`spanbreaker.replay.parallel`); verdicts come in input order either way.
+        shard: only the traces of this shard (``--shard K/N``).
     """
     own = feeder is None
     active = feeder or Feeder(config or BreakerConfig())
     try:
-        for results in replay_many(paths, [active], problems=problems, on_problem=on_problem, progress=progress):
+        for results in replay_many(paths, [active], problems=problems, on_problem=on_problem, progress=progress,
+                                   jobs=jobs, shard=shard):
             yield results[0]
     finally:
         if own:
@@ -255,10 +264,16 @@ def replay_many(
     problems: list[Problem] | None = None,
     on_problem: Callable[[Problem], None] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    jobs: int = 1,
+    shard: Shard | None = None,
 ) -> Iterator[list[TraceResult]]:
     """Read every trace once and replay it through each feeder (one per configuration): per trace, one verdict
     per feeder, in the feeders' order. The first feeder's verdicts list the calls each trip counted; the others
-    carry figures only (a sweep reports them as totals). The caller owns the feeders (and shuts them down)."""
+    carry figures only (a sweep reports them as totals). The caller owns the feeders (and shuts them down).
+
+    ``jobs`` > 1: the traces are replayed by that many worker processes, each with feeders of the same
+    configurations, and merged back in input order; the first feeder then gets the spans it would have kept
+    (:meth:`Feeder.take_spans`) and the feeders' span and trace counts, not the workers' engine state."""
     def note(problem: Problem) -> None:
         if problems is not None:
             problems.append(problem)
@@ -267,7 +282,19 @@ def replay_many(
 
     if isinstance(paths, (str, Path)):
         paths = [paths]  # one path, not the characters of one
-    for trace in read_traces(paths, note, progress):
+    if jobs > 1:
+        paths = list(paths)
+        total = sum(p.stat().st_size for p in expand_paths(paths, lambda problem: None))
+        first = feeders[0]
+        for _, results, kept in replay_parallel(paths, [f.config for f in feeders], jobs, shard, first.keep_spans,
+                                                note, progress, total):
+            first.keep(kept)
+            for feeder, result in zip(feeders, results, strict=True):
+                feeder.stats.spans += result.spans
+                feeder.stats.traces += 1
+            yield results
+        return
+    for trace in read_traces(paths, note, progress, shard):
         recorded = _Recorded.of(trace)
         results = []
         for index, feeder in enumerate(feeders):

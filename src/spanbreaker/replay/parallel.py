@@ -1,0 +1,135 @@
+"""``--jobs N``: replay over N worker processes, verdicts merged back in input order.
+
+Why every worker reads the whole input and keeps its own part of the traces (:meth:`Shard.split`) rather than one
+reader handing traces out: traces are independent, and decoding a span into Python objects costs more than
+gunzipping and parsing it, so each worker skips the other workers' spans before decoding them (a trace id is
+read from the raw span) and no span crosses a process boundary; only verdicts do. A worker hands its verdicts
+on in the reader's order (:attr:`RecordedTrace.order`), which every worker computes the same way, so merging
+the N ordered streams gives the order one process gives.
+
+What a worker does not share with the others: a breaker's state that outlives a trace (a session's validation
+failures counted over its runs, ``validation_failures``) is counted per worker, as it would be per service
+instance; the pinned corpora's verdicts are the same with any number of jobs (``tests/replay/test_jobs.py``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import multiprocessing
+import queue
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..config import BreakerConfig
+from .feed import Feeder, Marks
+from .readers import Problem, RecordedSpan
+from .shard import Shard
+
+QUEUE_ITEMS = 256
+"""Messages a worker may have waiting for the parent (bounds memory when one worker runs ahead)."""
+PROGRESS_BYTES = 1024 * 1024
+"""A worker reports its progress through the input at most once per this many bytes."""
+
+Item = tuple[tuple[int, ...], list[Any], list[tuple[RecordedSpan, Marks | None]]]
+"""(reader order, one verdict per configuration, the first configuration's spans with marks when kept)."""
+
+
+def _work(paths: list[str], configs: list[BreakerConfig], shard: Shard, keep_spans: bool, out: Any) -> None:
+    """One worker: replay the traces ``shard`` keeps; put ("trace", Item), ("problem", Problem),
+    ("progress", bytes), then ("done", None) or ("error", text)."""
+    from .runner import replay_many  # the worker's own import: the module imports this one
+
+    try:
+        feeders = [Feeder(configs[0], keep_spans=keep_spans), *(Feeder(c) for c in configs[1:])]
+        sent = [0]
+
+        def progress(done: int, total: int) -> None:
+            if done - sent[0] >= PROGRESS_BYTES or done == total:
+                sent[0] = done
+                out.put(("progress", done))
+
+        def note(problem: Problem) -> None:
+            out.put(("problem", problem))
+
+        for results in replay_many(paths, feeders, on_problem=note, progress=progress, shard=shard):
+            order = results[0].order
+            out.put(("trace", (order, results, feeders[0].take_spans())))
+        for feeder in feeders:
+            feeder.shutdown()
+        out.put(("done", None))
+    except BaseException:  # a bug, not bad input (readers make that a problem): the parent reports it
+        out.put(("error", traceback.format_exc(limit=8)))
+
+
+def replay_parallel(
+    paths: Sequence[str | Path],
+    configs: Sequence[BreakerConfig],
+    jobs: int,
+    shard: Shard | None,
+    keep_spans: bool,
+    note: Callable[[Problem], None],
+    progress: Callable[[int, int], None] | None,
+    total: int,
+) -> Iterator[Item]:
+    """The items of ``jobs`` workers, merged in the reader's order. Problems every worker meets (a bad file) are
+    noted once. Workers are stopped when the caller stops early."""
+    # spawn, never fork: a thread of the parent (the price table's loader, a progress bar, an exporter) may hold
+    # the import lock or another lock at fork time, and the forked worker then waits for it forever. The cost is
+    # one import of spanbreaker per worker (~0.25 s CPU); a script calling this needs the usual
+    # ``if __name__ == "__main__":`` guard, as for any spawned process.
+    context = multiprocessing.get_context("spawn")
+    outer = shard or Shard(0, 1)
+    queues = [context.Queue(QUEUE_ITEMS) for _ in range(jobs)]
+    workers = [context.Process(target=_work, args=([str(p) for p in paths], list(configs), outer.split(jobs, job),
+                                                   keep_spans, queues[job]), daemon=True)
+               for job in range(jobs)]
+    for worker in workers:
+        worker.start()
+    seen: set[Problem] = set()
+    done_bytes = [0] * jobs
+    heads: list[tuple[tuple[int, ...], int, Item]] = []
+    waiting = set(range(jobs))
+    """Workers whose next item the merge needs before it can hand one on."""
+    finished: set[int] = set()
+    try:
+        while waiting:
+            job = min(waiting)
+            try:
+                kind, value = queues[job].get(timeout=1.0)
+            except queue.Empty:
+                if not workers[job].is_alive():
+                    raise RuntimeError(f"replay worker {job + 1} of {jobs} ended without finishing "
+                                       f"(exit code {workers[job].exitcode})") from None
+                continue
+            if kind == "trace":
+                heapq.heappush(heads, (value[0], job, value))
+                waiting.discard(job)
+            elif kind == "problem":
+                if value not in seen:
+                    seen.add(value)
+                    note(value)
+            elif kind == "progress":
+                done_bytes[job] = value
+                if progress is not None:
+                    progress(sum(done_bytes) // jobs, total)
+            elif kind == "done":
+                waiting.discard(job)
+                finished.add(job)
+            else:
+                raise RuntimeError(f"replay worker {job + 1} of {jobs} failed:\n{value}")
+            while not waiting and heads:
+                _, job, item = heapq.heappop(heads)
+                yield item
+                if job not in finished:
+                    waiting.add(job)
+    finally:
+        for worker in workers:
+            if worker.is_alive():
+                worker.terminate()
+            worker.join(timeout=5)
+        for q in queues:
+            q.close()
+            q.cancel_join_thread()
+

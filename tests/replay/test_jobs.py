@@ -1,0 +1,121 @@
+"""``--jobs N`` and ``--shard K/N``: the same verdicts, in the same order, whatever the number of worker
+processes; shards partition the traces by a stable hash of the trace id; bad values are usage errors (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spanbreaker.replay import replay
+from spanbreaker.replay.shard import Shard, trace_hash
+
+from . import traces as t
+from . import verdicts
+from .test_cli import in_process
+
+WHO_AND_WHEN = verdicts.COMMITTED[0]
+
+
+def json_lines(capsys: pytest.CaptureFixture[str], *args: str | Path) -> list[dict[str, object]]:
+    status, out, err = in_process(capsys, "replay", "--json", "--no-progress", *args)
+    assert status == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def spread(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Traces spread over lines as the Collector writes them: each trace's spans in two batches, the root (it ends
+    last) in the second, batches of different traces interleaved, one trace whose root never comes."""
+    lines = []
+    traces = [t.looping(f"loop{i}") if i % 2 else t.healthy(f"fine{i}") for i in range(8)]
+    for first, second in zip(traces[::2], traces[1::2], strict=True):
+        lines += [t.request(first[1:]), t.request(second[1:]), t.request(first[:1] + second[:1])]
+    lines.append(t.request(t.looping("rootless")[1:]))
+    return t.write_lines(tmp_path_factory.mktemp("jobs") / "spread.jsonl", lines)
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Twelve small runs, one a line, half of them loops."""
+    runs = [t.request(t.looping(f"loop{i}") if i % 2 else t.healthy(f"fine{i}")) for i in range(12)]
+    return t.write_lines(tmp_path_factory.mktemp("jobs") / "many.jsonl.gz", runs, gz=True)
+
+
+def test_jobs_2_gives_the_json_of_jobs_1_line_for_line(capsys: pytest.CaptureFixture[str]) -> None:
+    one = json_lines(capsys, WHO_AND_WHEN)
+    two = json_lines(capsys, WHO_AND_WHEN, "--jobs", "2")
+    assert len(one) == 184 and sum(line["tripped"] is True for line in one) >= 1
+    assert two == one
+
+
+def test_jobs_merge_traces_spread_over_lines_in_the_order_of_one_process(spread: Path) -> None:
+    one = [r.as_json() for r in replay(spread)]
+    assert len(one) == 9 and sum(r["tripped"] for r in one) == 4  # the four loops with their root
+    assert one[-1]["spans"] == len(t.looping("rootless")) - 1  # held to the end of the file: the last one
+    assert [r.as_json() for r in replay(spread, jobs=3)] == one
+
+
+def test_shards_partition_the_traces_and_keep_each_verdict(capsys: pytest.CaptureFixture[str]) -> None:
+    whole = {line["trace_id"]: line for line in json_lines(capsys, WHO_AND_WHEN)}
+    parts = [json_lines(capsys, WHO_AND_WHEN, "--shard", f"{k}/3") for k in (1, 2, 3)]
+    ids = [[line["trace_id"] for line in part] for part in parts]
+    assert sorted(i for part in ids for i in part) == sorted(whole)  # every trace once
+    assert all(len(part) > 30 for part in ids)  # the hash spreads them
+    for part in parts:
+        assert all(line == whole[line["trace_id"]] for line in part)
+        assert [line["trace_id"] for line in part] == [i for i in whole if i in {x["trace_id"] for x in part}]
+    assert json_lines(capsys, WHO_AND_WHEN, "--shard", "2/3", "--jobs", "2") == parts[1]
+
+
+def test_shard_is_a_stable_hash_of_the_trace_id() -> None:
+    """The same split on every machine and run: BLAKE2b of the id, not Python's per-process hash."""
+    assert trace_hash(1) == 0xBE28C32B13FEBF82  # pinned: a change would move traces between machines' shards
+    assert trace_hash(0x5B6A0D8E9F0A1B2C3D4E5F6071829304) == 0x08770D25645D532D
+    sequential = [Shard(k, 4) for k in range(4)]
+    counts = [sum(shard.keeps(i) for i in range(1, 4001)) for shard in sequential]
+    assert sum(counts) == 4000 and min(counts) > 900  # sequential ids spread evenly too
+    assert Shard.parse("2/4") == Shard(1, 4) and str(Shard(1, 4)) == "2/4"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--shard", "0/4"), "K must be between 1 and N (4)"),
+    (("--shard", "5/4"), "K must be between 1 and N (4)"),
+    (("--shard", "1/0"), "N must be at least 1"),
+    (("--shard", "half"), "is not K/N"),
+    (("--jobs", "0"), "is not a number of worker processes"),
+    (("--jobs", "two"), "is not a number of worker processes"),
+])
+def test_bad_jobs_or_shard_is_a_usage_error(args: tuple[str, str], message: str,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = in_process(capsys, "replay", WHO_AND_WHEN, *args)
+    assert status == 2 and out == ""
+    assert f"argument {args[0]}: " in err and message in err
+
+
+def test_export_and_sweep_with_jobs(many: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The marks written by --export and the sweep table are the same with workers as without."""
+    outputs = []
+    for jobs in ("1", "2"):
+        exported = tmp_path / f"marked-{jobs}.jsonl"
+        lines = json_lines(capsys, many, "--jobs", jobs, "--export", exported,
+                           "--sweep", "tool_repeat_max=3,8")
+        outputs.append((lines, exported.read_text()))
+    assert outputs[0] == outputs[1]
+    assert "spanbreaker.tripped" in outputs[0][1]
+
+
+def test_readme_promise_jobs_and_shards(many: Path) -> None:
+    """README: "`--jobs N` replays in N worker processes, same output in the same order; `--shard K/N` takes
+    the traces whose id hashes to shard K, so N machines split one archive and their outputs together are the
+    whole replay" - as the installed command."""
+    command = [str(Path(sys.executable).with_name("spanbreaker")), "replay", str(many), "--json"]
+    whole = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
+    jobs = subprocess.run([*command, "--jobs", "2"], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert jobs == whole and len(whole.splitlines()) == 12
+    parts = [subprocess.run([*command, "--shard", f"{k}/2"], capture_output=True, text=True, timeout=120,
+                            check=True).stdout.splitlines() for k in (1, 2)]
+    assert sorted(parts[0] + parts[1]) == sorted(whole.splitlines()) and all(parts)
