@@ -178,6 +178,53 @@ def session_bloat(counter: Counter) -> tuple[Any, list[Any], Callable[[Any], Any
     return agent, [model], go
 
 
+def workflow_step_loop(counter: Counter) -> tuple[Any, list[Any], Callable[[Any], Any]]:
+    """A ``Workflow`` (research, then write): the research agent fetches the same page again and again."""
+    from agno.agent import Agent
+    from agno.workflow import Step, Workflow
+
+    def fetch(url: str) -> str:
+        """Fetch a URL."""
+        counter.tools += 1
+        return "403 Forbidden"
+
+    model = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url="https://x.test/a")]} if i < TURNS
+                     else {"content": "gave up"})
+    writer = scripted(lambda m, i: {"content": "report"})
+    workflow = Workflow(name="Pipeline", steps=[
+        Step(name="research", agent=Agent(name="Researcher", model=model, tools=[fetch],
+                                          tool_call_limit=TOOL_CALL_LIMIT)),
+        Step(name="write", agent=Agent(name="Writer", model=writer))])
+    return workflow, [model, writer], lambda w: w.run("write up the page")
+
+
+def tasks_member_loop(counter: Counter) -> tuple[Any, list[Any], Callable[[Any], Any]]:
+    """A ``TeamMode.tasks`` team: the leader creates a task and has the worker execute it; the worker loops."""
+    import re
+
+    from agno.agent import Agent
+    from agno.team import Team
+    from agno.team.mode import TeamMode
+
+    def fetch(url: str) -> str:
+        """Fetch a URL."""
+        counter.tools += 1
+        return "403 Forbidden"
+
+    def task_id(messages: list[Any]) -> str:
+        found = re.findall(r"Task created: \[(\w+)\]", " ".join(str(getattr(m, "content", "")) for m in messages))
+        return found[-1] if found else "missing"
+
+    worker = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url="https://x.test/a")]} if i < TURNS
+                      else {"content": "gave up"})
+    lead = scripted(lambda m, i: {"tool_calls": [tool_call("create_task", title="Fetch the page", assignee="worker")]}
+                    if i == 0 else {"tool_calls": [tool_call("execute_task", task_id=task_id(m), member_id="worker")]}
+                    if i == 1 else {"content": "done"})
+    team = Team(name="Crew", model=lead, mode=TeamMode.tasks, members=[
+        Agent(name="Worker", model=worker, tools=[fetch], tool_call_limit=TOOL_CALL_LIMIT)])
+    return team, [lead, worker], lambda t: t.run("get the page")
+
+
 SCENARIOS: list[tuple[str, Scenario, dict[str, Any]]] = [
     ("repetition storm (across turns)", repetition_storm, {}),
     ("repetition storm (batched, one turn)", batched_storm, {}),
@@ -186,6 +233,8 @@ SCENARIOS: list[tuple[str, Scenario, dict[str, Any]]] = [
     ("invalid structured output (team)", invalid_structured_output, {}),
     ("token budget 100k (leader+member)", token_budget, {"max_tokens": 100_000}),
     ("session history bloat (12 runs)", session_bloat, {"session_history_messages": 10}),
+    ("workflow step loop (research, then write)", workflow_step_loop, {}),
+    ("TeamMode.tasks member loop", tasks_member_loop, {}),
 ]
 
 

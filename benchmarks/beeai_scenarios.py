@@ -39,13 +39,19 @@ SCENARIOS: list[tuple[str, Runner, dict[str, Any], str]] = [
      {"max_prompt_tokens": 12_000}, "max_prompt_tokens=12000"),
     ("nested agents (handoff)", lambda k, h, p: scenarios.nested(k, h), {"max_model_calls": 40},
      "max_model_calls=40"),
+    ("Workflow revision loop", lambda k, h, p: scenarios.workflow_revision_loop(k, h), {}, "defaults"),
+    ("AgentWorkflow fixation", lambda k, h, p: scenarios.agent_workflow(k, h), {}, "defaults"),
 ]
+KINDS = {"AgentWorkflow fixation": scenarios.AGENT_WORKFLOW_KINDS}
+"""Scenarios that run only some agent classes (AgentWorkflow clones its agents; a ReActAgent cannot be)."""
 ALLOWED_NOTE = {
     "tool observation fixation": "max_iterations=30",
     "ReAct echo loop": "max_iterations=30",
     "tool retry storm (retries=5)": "max_iterations=30",
     "UnconstrainedMemory inflation": "12 turns, no cap across turns",
     "nested agents (handoff)": "30 x (1 + nested default)",
+    "Workflow revision loop": f"{scenarios.WORKFLOW_ROUNDS} review rounds, then the writer",
+    "AgentWorkflow fixation": "AgentWorkflow runs each agent with max_iterations=20",
 }
 
 
@@ -95,7 +101,7 @@ def main() -> None:
           "healthy look-alike | config |")
     print("|---|---|---|---|---|---|---|")
     for name, runner, config, label in SCENARIOS:
-        for kind in scenarios.AGENT_KINDS:
+        for kind in KINDS.get(name, scenarios.AGENT_KINDS):
             bad = measure(runner, kind, False, config)
             good = measure(runner, kind, True, config)
             detector = bad.trip.detector if bad.trip else "(no trip)"

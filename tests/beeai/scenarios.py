@@ -377,4 +377,4 @@ async def agent_workflow(kind: str, healthy: bool) -> Outcome:
         trip, result = None, run.state
     except spanbreaker.Tripped as caught:
         trip, result = caught, None
-    return Outcome(trip, model.calls + writer.calls, 20 + 20, result, {"writer_calls": writer.calls})
+    return Outcome(trip, model.calls + writer.calls, 20, result, {"writer_calls": writer.calls})  # 20: its cap
