@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,18 @@ test: lint unit
 # opentelemetry-instrument, with and without opentelemetry-distro (minutes: three venvs from the index). CI runs it.
 test-fresh: $(VENV)/.dev-installed
 	$(PY) -m pytest -q -m fresh_venv
+
+# CrewAI in its own venv (.venv/crewai): it pins pydantic, rich and more below the dev tier's and pulls in chromadb,
+# lancedb and onnxruntime. Its tests (tests/crewai) are ignored by the default suite; CI runs this tier.
+CREWAI_VENV := $(VENV)/crewai
+$(CREWAI_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(CREWAI_VENV)
+	$(CREWAI_VENV)/bin/pip install -q --upgrade pip
+	$(CREWAI_VENV)/bin/pip install -q --no-compile -e '.[crewai]' 'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-crewai: $(CREWAI_VENV)/.installed
+	$(CREWAI_VENV)/bin/python -m pytest -q -o addopts=-ra tests/crewai
 
 test-browser: $(VENV)/.dev-installed chromium
 	$(PY) -m pytest -q -m "browser and not phoenix"

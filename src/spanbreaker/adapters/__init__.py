@@ -16,4 +16,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.openai_agents",
     "spanbreaker.adapters.pydantic_ai",
     "spanbreaker.adapters.llama_index",
+    "spanbreaker.adapters.crewai",
 )

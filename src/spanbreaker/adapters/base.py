@@ -39,21 +39,28 @@ class Adapter(Protocol):
 
 
 class StartAttributes:
-    """Stands in for an instrumentor's tracer: ``start_span`` adds the start attributes pending on this thread
-    (``pending.attributes``, set by the adapter around the instrumentor's own start), every other attribute is the
-    tracer's own. For instrumentors that write a span's attributes only when it ends (LangChain, LlamaIndex): the
-    breaker decides at start, from what the span says then."""
+    """Stands in for an instrumentor's tracer: ``start_span`` / ``start_as_current_span`` add the start attributes
+    pending on this thread (``pending.attributes``, set by the adapter around the instrumentor's own start), every
+    other attribute is the tracer's own. For instrumentors that write a span's attributes only when it ends, or
+    just after it started (LangChain, LlamaIndex, CrewAI): the breaker decides at start, from what the span says
+    then."""
 
     def __init__(self, tracer: Any, pending: Any) -> None:
         self.wrapped = tracer
         self.pending = pending
 
     def start_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self.wrapped.start_span(*args, **self._with_pending(args, kwargs))
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self.wrapped.start_as_current_span(*args, **self._with_pending(args, kwargs))
+
+    def _with_pending(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         extra = getattr(self.pending, "attributes", None)
-        if extra and len(args) < 4:  # the instrumentors pass everything by keyword
+        if extra and len(args) < 4:  # the instrumentors pass everything after the name by keyword
             given = kwargs.get("attributes")
             kwargs["attributes"] = {**extra, **given} if given else extra
-        return self.wrapped.start_span(*args, **kwargs)
+        return kwargs
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.wrapped, name)
