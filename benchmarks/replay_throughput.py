@@ -1,95 +1,109 @@
-"""Replay throughput in spans per second, split into its parts.
+"""Replay throughput in spans per second, and as a ratio to parsing alone, measured in the same run.
 
-Figures are CPU seconds of this process (``time.process_time``), best of ``--repeat``: on a shared machine wall
-time measures the neighbours; wall time is printed beside them.
+Parse-only is the floor any replay pays: gunzip every line and decode it with orjson (what the reader uses),
+nothing else. Then the reader alone (parse + OTLP decoding into recorded spans), and end to end as
+``spanbreaker replay`` runs it (``replay()``: read, feed the breaker engine, build each verdict), in one process
+and with ``--jobs``. Figures are CPU seconds (``time.process_time``, plus the workers' CPU for ``--jobs``; the
+figure to trust on a shared machine) and wall seconds (what a user waits; the load average is printed beside),
+best of ``--repeat``.
 
-Why split: a user replaying a month of traces wants to know what bounds the run. Reading (gunzip + JSON +
-OTLP decoding) is timed alone; the feed is timed twice over the same in-memory traces, through the bare SDK and
-through the SDK with the breaker, so the breaker's share is visible. The end-to-end figure is what
-``spanbreaker replay`` achieves.
+    python benchmarks/replay_throughput.py [PATH ...] [--repeat 3] [--jobs 2]
 
-    python benchmarks/replay_throughput.py [PATH ...] [--repeat 3]
-
-PATH defaults to ``$SPANBREAKER_SWEBENCH_DATA`` or ``../shared/data/`` next to the repository.
+PATH defaults to ``$SPANBREAKER_SWEBENCH_DATA`` or ``../shared/data/`` next to the repository. Runs against a
+tree without ``--jobs`` (an older checkout, for a before/after figure) skip that line.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import gzip
+import inspect
+import json
 import os
 import platform
+import resource
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import spanbreaker
-from spanbreaker.replay import Feeder, Problem, replay
-from spanbreaker.replay.readers import RecordedTrace, read_traces
-from spanbreaker.replay.runner import replay_trace
+import orjson
+
+from spanbreaker.replay import Problem, replay
+from spanbreaker.replay.readers import expand_paths, read_traces
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 class Clock:
-    """CPU and wall time of one measured block."""
+    """CPU (this process and its finished children) and wall time of one measured block."""
 
     def __enter__(self) -> Clock:
-        self.cpu0, self.wall0 = time.process_time(), time.perf_counter()
+        gc.collect()
+        self.cpu0, self.child0, self.wall0 = time.process_time(), _children_cpu(), time.perf_counter()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.cpu = time.process_time() - self.cpu0
+        self.cpu = time.process_time() - self.cpu0 + _children_cpu() - self.child0
         self.wall = time.perf_counter() - self.wall0
 
 
-def _best(clocks: list[Clock]) -> Clock:
+def best(block: Callable[[], object], repeat: int) -> Clock:
+    clocks = []
+    for _ in range(repeat):
+        with Clock() as clock:
+            block()
+        clocks.append(clock)
     return min(clocks, key=lambda c: c.cpu)
 
 
-def _feed(traces: list[RecordedTrace]) -> Clock:
-    feeder = Feeder(spanbreaker.BreakerConfig())
-    gc.collect()
-    with Clock() as clock:
-        for trace in traces:
-            replay_trace(trace, feeder)
-    feeder.shutdown()
-    return clock
+def parse_only(files: list[Path], loads: Callable[[bytes], object]) -> None:
+    for path in files:
+        with path.open("rb") as raw:
+            gzipped = raw.read(2) == b"\x1f\x8b"
+        with gzip.open(path, "rb") if gzipped else path.open("rb") as fh:
+            for line in fh:
+                loads(line)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is reported")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best (by CPU) is reported")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes for the --jobs line")
     args = parser.parse_args(argv)
     paths = args.paths or [os.environ.get("SPANBREAKER_SWEBENCH_DATA") or str(DEFAULT_DATA)]
     problems: list[Problem] = []
+    files = expand_paths(paths, problems.append)
+    spans = sum(len(t.spans) for t in read_traces(files, problems.append))
+    traces = sum(1 for _ in read_traces(files, problems.append))
 
-    read_times = []
-    traces: list[RecordedTrace] = []
-    for _ in range(args.repeat):
-        with Clock() as clock:
-            traces = list(read_traces(paths, problems.append))
-        read_times.append(clock)
-    spans = sum(len(t.spans) for t in traces)
-    full = _best([_feed(traces) for _ in range(args.repeat)])
-    read = _best(read_times)
-    end_to_end = []
-    count = 0
-    for _ in range(args.repeat):
-        with Clock() as clock:
-            count = sum(1 for _ in replay(paths))
-        end_to_end.append(clock)
-    e2e = _best(end_to_end)
+    parse = best(lambda: parse_only(files, orjson.loads), args.repeat)
+    parse_json = best(lambda: parse_only(files, json.loads), args.repeat)
+    read = best(lambda: sum(1 for _ in read_traces(files, problems.append)), args.repeat)
+    one = best(lambda: sum(1 for _ in replay(files)), args.repeat)
+    jobs = None
+    if "jobs" in inspect.signature(replay).parameters:
+        jobs = best(lambda: sum(1 for _ in replay(files, jobs=args.jobs)), args.repeat)
 
-    def line(label: str, c: Clock, extra: str = "") -> None:
-        print(f"{label:<48} {c.cpu:7.2f} s CPU {spans / c.cpu:>9,.0f} spans/s   (wall {c.wall:6.2f} s){extra}")
+    def line(label: str, c: Clock) -> None:
+        print(f"{label:<44} CPU {c.cpu:6.2f} s {spans / c.cpu:>9,.0f} spans/s {c.cpu / parse.cpu:5.2f}x parse | "
+              f"wall {c.wall:6.2f} s {spans / c.wall:>9,.0f} spans/s {c.wall / parse.wall:5.2f}x parse")
 
-    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs; "
-          f"{len(traces)} traces, {spans:,} spans; best of {args.repeat}")
-    line("read (gunzip + JSON + OTLP decode)", read)
-    line("feed the engine (observe) + verdict", full)
-    line("end to end (replay(), what the CLI runs)", e2e, f", {count} traces")
+    print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, load average "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; {traces} traces, {spans:,} spans; best of {args.repeat}")
+    line("parse only (gunzip + orjson.loads)", parse)
+    line("  for reference: gunzip + json.loads", parse_json)
+    line("read (parse + OTLP decode)", read)
+    line("replay end to end, 1 process", one)
+    if jobs is not None:
+        line(f"replay end to end, --jobs {args.jobs} (all processes)", jobs)
     for problem in problems[:10]:
         print(f"input problem: {problem}", file=sys.stderr)
     return 1 if problems else 0

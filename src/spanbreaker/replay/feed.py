@@ -227,41 +227,55 @@ def schedule(spans: list[RecordedSpan]) -> list[tuple[int, bool, RecordedSpan]]:
     The depth-first walk (children by start time, then recorded position) is the tie-breaker: at one timestamp
     a sibling ends before the next one starts, a parent starts before and ends after its children, and a
     zero-length span starts before it ends. A recording without clocks replays as a plain depth-first walk.
+
+    Written for the interpreter (it runs once per trace over every span): the walk numbers each start and end,
+    and the order is one sort of plain ints, ``time * 2n + number`` (the number is unique, so it breaks ties).
     """
-    by_id = {s.span_id: s for s in spans}
+    count = len(spans)
+    ids = {s.span_id for s in spans}
     children: dict[int, list[int]] = {}
     roots: list[int] = []
     for index, span in enumerate(spans):
-        if span.parent_id is not None and span.parent_id in by_id and span.parent_id != span.span_id:
-            children.setdefault(span.parent_id, []).append(index)
+        parent = span.parent_id
+        if parent is not None and parent in ids and parent != span.span_id:
+            kids = children.get(parent)
+            if kids is None:
+                children[parent] = [index]
+            else:
+                kids.append(index)
         else:
             roots.append(index)
-    order_key = lambda i: (spans[i].start_unix_nano, i)  # noqa: E731
-    seq: dict[tuple[int, bool], int] = {}
-    visited: set[int] = set()
-    counter = 0
-    pending = sorted(roots, key=order_key) + sorted(range(len(spans)), key=order_key)  # the rest: cycles
-    for root in pending:
-        if root in visited:
+    starts = [s.start_unix_nano for s in spans]
+    by_start = starts.__getitem__  # a stable sort of ascending indices: (start, index) order
+    width = 2 * count
+    events: list[Any] = [None] * width
+    keys: list[int] = []
+    visited = bytearray(count)
+    number = 0
+    for root in sorted(roots, key=by_start) + sorted(range(count), key=by_start):  # then the rest: cycles
+        if visited[root]:
             continue
-        stack: list[tuple[int, bool]] = [(root, True)]
+        stack = [root]  # an index enters the span, ~index leaves it
         while stack:
-            index, entering = stack.pop()
-            if entering:
-                if index in visited:
+            item = stack.pop()
+            if item >= 0:
+                if visited[item]:
                     continue
-                visited.add(index)
-                seq[(index, True)] = counter
-                counter += 1
-                stack.append((index, False))
-                kids = sorted(children.get(spans[index].span_id, ()), key=order_key)
-                stack.extend((kid, True) for kid in reversed(kids) if kid not in visited)
+                visited[item] = 1
+                span = spans[item]
+                at = starts[item]
+                events[number] = (at, True, span)
+                keys.append(at * width + number)
+                number += 1
+                stack.append(~item)
+                kids = children.get(span.span_id)
+                if kids:
+                    stack.extend(kid for kid in reversed(sorted(kids, key=by_start)) if not visited[kid])
             else:
-                seq[(index, False)] = counter
-                counter += 1
-    keyed = []
-    for index, span in enumerate(spans):
-        keyed.append(((span.start_unix_nano, seq[(index, True)]), True, span))
-        keyed.append(((max(span.end_unix_nano, span.start_unix_nano), seq[(index, False)]), False, span))
-    keyed.sort(key=lambda item: item[0])
-    return [(key[0], is_start, span) for key, is_start, span in keyed]
+                span = spans[~item]
+                at = max(span.end_unix_nano, starts[~item])
+                events[number] = (at, False, span)
+                keys.append(at * width + number)
+                number += 1
+    keys.sort()
+    return [events[key % width] for key in keys]

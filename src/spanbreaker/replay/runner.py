@@ -138,10 +138,12 @@ def _tokens(span: RecordedSpan) -> int:
     return sum(p for p in parts if p is not None)
 
 
-def timeline(trace: RecordedTrace) -> tuple[list[StepStat], dict[int, int]]:
-    """Steps in start order, and for every span the index of its step (its nearest CHAIN ancestor)."""
+def timeline(trace: RecordedTrace, kinds: dict[int, Kind] | None = None) -> tuple[list[StepStat], dict[int, int]]:
+    """Steps in start order, and for every span the index of its step (its nearest CHAIN ancestor). ``kinds``:
+    each span's kind by span id, when the caller has them."""
     by_id = {s.span_id: s for s in trace.spans}
-    kinds = {s.span_id: classify(s.name, s.attributes) for s in trace.spans}
+    if kinds is None:
+        kinds = {s.span_id: classify(s.name, s.attributes) for s in trace.spans}
     ordered = sorted(trace.spans, key=lambda s: s.start_unix_nano)
     steps: list[StepStat] = []
     step_of_chain: dict[int, int] = {}
@@ -186,10 +188,9 @@ class _Recorded:
 
     @classmethod
     def of(cls, trace: RecordedTrace) -> _Recorded:
-        steps, where = timeline(trace)
         kinds = [classify(s.name, s.attributes) for s in trace.spans]
-        return cls(steps, where, sum(k is Kind.LLM for k in kinds), sum(k is Kind.TOOL for k in kinds),
-                   outcome(trace.resource))
+        steps, where = timeline(trace, {s.span_id: k for s, k in zip(trace.spans, kinds, strict=True)})
+        return cls(steps, where, kinds.count(Kind.LLM), kinds.count(Kind.TOOL), outcome(trace.resource))
 
 
 def _result(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence: bool = True) -> TraceResult:
