@@ -30,13 +30,12 @@ application imports it (importing ``crewai`` takes seconds: :mod:`._deferred`).
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import threading
 from typing import Any
 
 from ..errors import Tripped
-from ._deferred import Deferred, being_imported
+from ._hooked import HookedAdapter
 from .base import PatchLog, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
@@ -168,71 +167,33 @@ def _kickoff(wrapped: Any, crew: Any, args: Any, kwargs: Any) -> Any:
         raise
 
 
-class CrewAIAdapter:
+class CrewAIAdapter(HookedAdapter):
     """Named after the instrumentor's entry point (``crewai``), as every adapter is: naming it in
-    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` turns both off."""
+    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` turns both off. It switches the instrumentor on in wrapper mode; an
+    instrumentor the application switched on itself, in either mode, is kept, and only the hooks are added."""
 
     name = "crewai"
+    framework = "crewai"
+    scope = SCOPE
 
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._instrumentor: Any = None
-        self._owns_instrumentor = False
-        self._patches = PatchLog()
-        self._deferred = Deferred("crewai")
-
-    def available(self) -> bool:
-        try:
-            return (importlib.util.find_spec("crewai") is not None
-                    and importlib.util.find_spec("openinference.instrumentation.crewai") is not None)
-        except (ImportError, ValueError):
-            return False
-
-    def instrument(self, tracer_provider: Any, processor: Any = None) -> None:
-        """Instrument CrewAI for ``tracer_provider`` (whose span processors include the breaker), now or when the
-        application imports it; idempotent.
-
-        When the instrumentor is already on (the application instrumented CrewAI itself, in either mode), it is
-        left as it is and only the start hook and the stop are added.
-        """
-        self._deferred.run_or_defer(lambda: self._instrument(tracer_provider))
-
-    def _instrument(self, tracer_provider: Any) -> None:
+    def patch(self, patches: PatchLog) -> None:
         from crewai import Crew
         from crewai.events import event_bus
-        from openinference.instrumentation.crewai import CrewAIInstrumentor
         from openinference.instrumentation.crewai._wrappers import _BaseToolRunWrapper
 
-        with self._lock:
-            if not self._patches:
-                self._patches.wrap(_BaseToolRunWrapper, "_run_with_span", _run_with_span)
-                self._patches.wrap(event_bus, "is_call_handler_safe", _call_handler)
-                self._patches.wrap(event_bus.CrewAIEventsBus, "emit", _emit)
-                self._patches.wrap(Crew, "kickoff", _kickoff)
-            if self._instrumentor is not None:
-                return
-            instrumentor = CrewAIInstrumentor()
-            self._owns_instrumentor = not instrumentor.is_instrumented_by_opentelemetry
-            if self._owns_instrumentor:
-                try:
-                    instrumentor.instrument(tracer_provider=tracer_provider)
-                except ImportError:
-                    if being_imported(SCOPE):  # the launcher is loading this instrumentor right now
-                        return
-                    raise
-            self._instrumentor = instrumentor
+        patches.wrap(_BaseToolRunWrapper, "_run_with_span", _run_with_span)
+        patches.wrap(event_bus, "is_call_handler_safe", _call_handler)
+        patches.wrap(event_bus.CrewAIEventsBus, "emit", _emit)
+        patches.wrap(Crew, "kickoff", _kickoff)
 
-    def uninstrument(self) -> None:
-        self._deferred.cancel()
-        with self._lock:
-            self._patches.undo()
-            with _stopped_lock:
-                _stopped.clear()
-            if self._instrumentor is not None:
-                if self._owns_instrumentor and self._instrumentor.is_instrumented_by_opentelemetry:
-                    self._instrumentor.uninstrument()
-                self._instrumentor = None
-                self._owns_instrumentor = False
+    def unpatched(self) -> None:
+        with _stopped_lock:
+            _stopped.clear()
+
+    def make_instrumentor(self) -> Any:
+        from openinference.instrumentation.crewai import CrewAIInstrumentor
+
+        return CrewAIInstrumentor()
 
 
 ADAPTER = CrewAIAdapter()

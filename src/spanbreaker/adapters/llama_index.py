@@ -29,14 +29,13 @@ before the application imports it (importing ``llama_index.core`` takes over a s
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import threading
 from typing import Any
 
 from ..conventions.llama_index import MODEL_CALLS, method_of
 from ..errors import Steered, Tripped
-from ._deferred import Deferred, being_imported
+from ._hooked import HookedAdapter
 from .base import PatchLog, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
@@ -153,70 +152,32 @@ class _QuietTrip(logging.Filter):
 _quiet_trip = _QuietTrip()
 
 
-class LlamaIndexAdapter:
+class LlamaIndexAdapter(HookedAdapter):
     """Named after the instrumentor's entry point (``llama_index``), as every adapter is: naming it in
-    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` turns both off."""
+    ``OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`` turns both off. An instrumentor the application switched on itself
+    is kept; only the start hook and the stop are added."""
 
     name = "llama_index"
+    framework = "llama_index.core"
+    scope = SCOPE
 
-    def __init__(self) -> None:
-        self._lock = threading.RLock()
-        self._instrumentor: Any = None
-        self._owns_instrumentor = False
-        self._patches = PatchLog()
-        self._deferred = Deferred("llama_index.core")
-
-    def available(self) -> bool:
-        try:
-            return (importlib.util.find_spec("llama_index.core") is not None
-                    and importlib.util.find_spec("openinference.instrumentation.llama_index") is not None)
-        except (ImportError, ValueError):
-            return False
-
-    def instrument(self, tracer_provider: Any, processor: Any = None) -> None:
-        """Instrument LlamaIndex for ``tracer_provider`` (whose span processors include the breaker), now or when
-        the application imports it; idempotent.
-
-        When the instrumentor is already on (the application instrumented LlamaIndex itself), it is left as it is
-        and only the start hook and the stop are added.
-        """
-        self._deferred.run_or_defer(lambda: self._instrument(tracer_provider))
-
-    def _instrument(self, tracer_provider: Any) -> None:
+    def patch(self, patches: PatchLog) -> None:
         from llama_index.core.instrumentation.dispatcher import Dispatcher  # type: ignore[attr-defined]
-        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
         from openinference.instrumentation.llama_index._handler import _SpanHandler
         from workflows.runtime.types import step_function
 
-        with self._lock:
-            if not self._patches:
-                self._patches.wrap(_SpanHandler, "new_span", _new_span)
-                self._patches.wrap(Dispatcher, "span_enter", _span_enter)
-                self._patches.wrap(step_function, "as_step_worker_function", _step_worker)
-                logging.getLogger(WORKFLOW_LOGGER).addFilter(_quiet_trip)
-            if self._instrumentor is not None:
-                return
-            instrumentor = LlamaIndexInstrumentor()
-            self._owns_instrumentor = not instrumentor.is_instrumented_by_opentelemetry
-            if self._owns_instrumentor:
-                try:
-                    instrumentor.instrument(tracer_provider=tracer_provider)
-                except ImportError:
-                    if being_imported(SCOPE):  # the launcher is loading this instrumentor right now
-                        return
-                    raise
-            self._instrumentor = instrumentor
+        patches.wrap(_SpanHandler, "new_span", _new_span)
+        patches.wrap(Dispatcher, "span_enter", _span_enter)
+        patches.wrap(step_function, "as_step_worker_function", _step_worker)
+        logging.getLogger(WORKFLOW_LOGGER).addFilter(_quiet_trip)
 
-    def uninstrument(self) -> None:
-        self._deferred.cancel()
-        with self._lock:
-            self._patches.undo()
-            logging.getLogger(WORKFLOW_LOGGER).removeFilter(_quiet_trip)
-            if self._instrumentor is not None:
-                if self._owns_instrumentor and self._instrumentor.is_instrumented_by_opentelemetry:
-                    self._instrumentor.uninstrument()
-                self._instrumentor = None
-                self._owns_instrumentor = False
+    def unpatched(self) -> None:
+        logging.getLogger(WORKFLOW_LOGGER).removeFilter(_quiet_trip)
+
+    def make_instrumentor(self) -> Any:
+        from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+
+        return LlamaIndexInstrumentor()
 
 
 ADAPTER = LlamaIndexAdapter()

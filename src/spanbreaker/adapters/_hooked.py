@@ -1,0 +1,84 @@
+"""The lifecycle shared by adapters that patch a framework around its OpenInference instrumentor.
+
+Such an adapter (LlamaIndex, CrewAI) waits for the application to import the framework (:mod:`._deferred`), adds
+its patches once, and switches the instrumentor on unless the application already did (then it keeps the
+application's, in whatever mode the application chose, and only adds the patches); ``uninstrument`` undoes the
+patches and switches off only an instrumentor it switched on. Each adapter says which framework, which
+instrumentor, and what it patches.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from typing import Any
+
+from ._deferred import Deferred, being_imported
+from .base import PatchLog
+
+
+class HookedAdapter:
+    """Subclasses set ``name``, ``framework`` (the module whose import instruments) and ``scope`` (the
+    instrumentor's module), and implement :meth:`patch` and :meth:`make_instrumentor`."""
+
+    name: str
+    framework: str
+    scope: str
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._instrumentor: Any = None
+        self._owns_instrumentor = False
+        self._patches = PatchLog()
+        self._deferred = Deferred(self.framework)
+
+    def patch(self, patches: PatchLog) -> None:
+        """Add the adapter's patches (called once per instrumenting, under the lock, the framework imported)."""
+        raise NotImplementedError
+
+    def unpatched(self) -> None:
+        """Undo whatever :meth:`patch` did besides the patch log (a logging filter, kept state)."""
+
+    def make_instrumentor(self) -> Any:
+        """The OpenInference instrumentor (a singleton): ``instrument(tracer_provider=)`` switches it on."""
+        raise NotImplementedError
+
+    def available(self) -> bool:
+        try:
+            return (importlib.util.find_spec(self.framework) is not None
+                    and importlib.util.find_spec(self.scope) is not None)
+        except (ImportError, ValueError):
+            return False
+
+    def instrument(self, tracer_provider: Any, processor: Any = None) -> None:
+        """Instrument the framework for ``tracer_provider`` (whose span processors include the breaker), now or
+        when the application imports it; idempotent."""
+        self._deferred.run_or_defer(lambda: self._instrument(tracer_provider))
+
+    def _instrument(self, tracer_provider: Any) -> None:
+        with self._lock:
+            if not self._patches:
+                self.patch(self._patches)
+            if self._instrumentor is not None:
+                return
+            instrumentor = self.make_instrumentor()
+            owns = not instrumentor.is_instrumented_by_opentelemetry
+            if owns:
+                try:
+                    instrumentor.instrument(tracer_provider=tracer_provider)
+                except ImportError:
+                    if being_imported(self.scope):  # the launcher is loading this instrumentor right now
+                        return
+                    raise
+            self._instrumentor, self._owns_instrumentor = instrumentor, owns
+
+    def uninstrument(self) -> None:
+        self._deferred.cancel()
+        with self._lock:
+            self._patches.undo()
+            self.unpatched()
+            if self._instrumentor is not None:
+                if self._owns_instrumentor and self._instrumentor.is_instrumented_by_opentelemetry:
+                    self._instrumentor.uninstrument()
+                self._instrumentor = None
+                self._owns_instrumentor = False
