@@ -17,68 +17,33 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import spanbreaker
 from spanbreaker.adapters.agno import trip_record
 
 HISTORY_LIMIT = 10
 """Messages of session history allowed into a run's first prompt (the default is 200)."""
-CALLS = [0]
 
 
 def scripted_model() -> Any:
-    from agno.metrics import MessageMetrics
-    from agno.models.base import Model
-    from agno.models.response import ModelResponse
+    """Offline stand-in: a long answer each turn; the prompt grows with the history Agno sends."""
+    import _scripted_agno as offline
 
-    @dataclass
-    class Scripted(Model):
-        id: str = "scripted"
-        name: str = "Scripted"
-        provider: str = "offline"
+    return offline.scripted_model("assistant", lambda messages, n: offline.response(
+        f"Answer {n}: here is a long explanation. " + "Details follow. " * 20,
+        usage=(120 * len(messages), 80)))
 
-        def _reply(self, messages: Any) -> ModelResponse:
-            CALLS[0] += 1
-            response = ModelResponse(role="assistant", content=f"Answer {CALLS[0]}: here is a long explanation. "
-                                     + "Details follow. " * 20)
-            response.response_usage = MessageMetrics(input_tokens=120 * len(messages), output_tokens=80,
-                                                     total_tokens=120 * len(messages) + 80)
-            return response
 
-        def invoke(self, messages: Any, assistant_message: Any, response_format: Any = None, tools: Any = None,
-                   tool_choice: Any = None, run_response: Any = None, compress_tool_results: bool = False
-                   ) -> ModelResponse:
-            return self._reply(messages)
+def calls() -> int:
+    from _scripted_agno import CALLS
 
-        async def ainvoke(self, messages: Any, assistant_message: Any, response_format: Any = None,
-                          tools: Any = None, tool_choice: Any = None, run_response: Any = None,
-                          compress_tool_results: bool = False) -> ModelResponse:
-            return self._reply(messages)
-
-        def invoke_stream(self, messages: Any, assistant_message: Any, response_format: Any = None,
-                          tools: Any = None, tool_choice: Any = None, run_response: Any = None,
-                          compress_tool_results: bool = False) -> Iterator[ModelResponse]:
-            yield self._reply(messages)
-
-        async def ainvoke_stream(self, messages: Any, assistant_message: Any, response_format: Any = None,
-                                 tools: Any = None, tool_choice: Any = None, run_response: Any = None,
-                                 compress_tool_results: bool = False) -> AsyncIterator[ModelResponse]:
-            yield self._reply(messages)
-
-        def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
-            return response  # type: ignore[no-any-return]
-
-        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-            return response  # type: ignore[no-any-return]
-
-    return Scripted()
+    return CALLS.get("assistant", 0)
 
 
 def main() -> int:
@@ -100,10 +65,10 @@ def main() -> int:
         agent = Agent(name="Assistant", model=model, db=SqliteDb(db_file=str(Path(folder) / "sessions.db")),
                       session_id="customer-42", add_history_to_context=True, num_history_runs=100)
         for turn in range(1, 13):
-            before = CALLS[0]
+            before = calls()
             output = agent.run(f"Question {turn}: what changed since my last question?")
             status = output.status.value
-            print(f"run {turn:2d}: {status:9s} history runs so far {turn - 1:2d}, model calls {CALLS[0] - before}")
+            print(f"run {turn:2d}: {status:9s} history runs so far {turn - 1:2d}, model calls {calls() - before}")
             if status == "CANCELLED":
                 record = trip_record(output, processor)
                 if record is None:
@@ -113,7 +78,7 @@ def main() -> int:
                 print(f"  reason   : {record.reason}")
                 print(f"  evidence : {record.evidence}")
                 print("  the model was not called for this run; start a new session or summarise the history")
-                return 0 if record.detector == "session_bloat" and CALLS[0] == before else 1
+                return 0 if record.detector == "session_bloat" and calls() == before else 1
     print("The session never outgrew the limit.")
     return 1 if offline else 0
 

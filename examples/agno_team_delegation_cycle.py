@@ -17,75 +17,33 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("AGNO_TELEMETRY", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import spanbreaker
 from spanbreaker.adapters.agno import trip_record
 
 LEAD_TURNS = 20
 """How often the scripted lead would delegate without the breaker."""
-CALLS: dict[str, int] = {}
-"""Model calls actually made, per scripted model id."""
 
 
 def scripted_models() -> tuple[Any, Any]:
     """Offline stand-ins: a lead that always re-delegates, a specialist that always asks back."""
-    from agno.metrics import MessageMetrics
-    from agno.models.base import Model
-    from agno.models.response import ModelResponse
+    from _scripted_agno import response, scripted_model
 
-    @dataclass
-    class Scripted(Model):
-        id: str = "scripted"
-        name: str = "Scripted"
-        provider: str = "offline"
+    def lead(messages: Any, n: int) -> Any:
+        if n > LEAD_TURNS:
+            return response("Escalating to a human.")
+        return response(tool_calls=[{"id": f"call_{n}", "type": "function", "function": {
+            "name": "delegate_task_to_member",
+            "arguments": json.dumps({"member_id": "billing-specialist", "task": "Refund order 1234"})}}])
 
-        def _reply(self) -> ModelResponse:
-            CALLS[self.id] = n = CALLS.get(self.id, 0) + 1
-            response = ModelResponse(role="assistant")
-            response.response_usage = MessageMetrics(input_tokens=400, output_tokens=60, total_tokens=460)
-            if self.id == "lead" and n <= LEAD_TURNS:
-                response.tool_calls = [{"id": f"call_{n}", "type": "function", "function": {
-                    "name": "delegate_task_to_member",
-                    "arguments": json.dumps({"member_id": "billing-specialist", "task": "Refund order 1234"})}}]
-            elif self.id == "lead":
-                response.content = "Escalating to a human."
-            else:
-                response.content = "I can't refund yet: the lead must confirm the payment id for order 1234."
-            return response
-
-        def invoke(self, messages: Any, assistant_message: Any, response_format: Any = None, tools: Any = None,
-                   tool_choice: Any = None, run_response: Any = None, compress_tool_results: bool = False
-                   ) -> ModelResponse:
-            return self._reply()
-
-        async def ainvoke(self, messages: Any, assistant_message: Any, response_format: Any = None,
-                          tools: Any = None, tool_choice: Any = None, run_response: Any = None,
-                          compress_tool_results: bool = False) -> ModelResponse:
-            return self._reply()
-
-        def invoke_stream(self, messages: Any, assistant_message: Any, response_format: Any = None,
-                          tools: Any = None, tool_choice: Any = None, run_response: Any = None,
-                          compress_tool_results: bool = False) -> Iterator[ModelResponse]:
-            yield self._reply()
-
-        async def ainvoke_stream(self, messages: Any, assistant_message: Any, response_format: Any = None,
-                                 tools: Any = None, tool_choice: Any = None, run_response: Any = None,
-                                 compress_tool_results: bool = False) -> AsyncIterator[ModelResponse]:
-            yield self._reply()
-
-        def _parse_provider_response(self, response: Any, **kwargs: Any) -> ModelResponse:
-            return response  # type: ignore[no-any-return]
-
-        def _parse_provider_response_delta(self, response: Any) -> ModelResponse:
-            return response  # type: ignore[no-any-return]
-
-    return Scripted(id="lead"), Scripted(id="specialist")
+    return scripted_model("lead", lead), scripted_model("specialist", lambda messages, n: response(
+        "I can't refund yet: the lead must confirm the payment id for order 1234."))
 
 
 def main() -> int:
@@ -113,11 +71,12 @@ def main() -> int:
     if record is None:
         print("The breaker did not trip: no delegation cycle in this run.")
         return 0 if not offline else 1
-    print(f"  detector : {record.detector}")
-    print(f"  reason   : {record.reason}")
-    print(f"  evidence : {json.dumps(record.evidence, sort_keys=True)}")
-    print(f"  agent    : {record.agent}   blocked calls: {record.blocked_calls}   trace: {record.trace_id}")
+    from _scripted_agno import print_record
+
+    print_record(record)
     if offline:
+        from _scripted_agno import CALLS
+
         lead, member = CALLS.get("lead", 0), CALLS.get("specialist", 0)
         print(f"  model calls made: lead {lead}, specialist {member}; without the breaker the lead would have "
               f"delegated {LEAD_TURNS} times ({2 * LEAD_TURNS + 1} calls)")

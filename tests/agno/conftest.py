@@ -103,11 +103,13 @@ SCRIPTS = {
     "setup_tracing_first": HERE / "setup_tracing_first.py",
     "agno_team_delegation_cycle": EXAMPLES / "agno_team_delegation_cycle.py",
     "agno_session_bloat": EXAMPLES / "agno_session_bloat.py",
+    "agno_workflow_step_loop": EXAMPLES / "agno_workflow_step_loop.py",
 }
 WAITERS = {
     "test_setup_tracing_first_then_spanbreaker": "setup_tracing_first",
     "test_team_delegation_cycle_example": "agno_team_delegation_cycle",
     "test_session_bloat_example": "agno_session_bloat",
+    "test_workflow_step_loop_example": "agno_workflow_step_loop",
 }
 """Which test waits for which script."""
 

@@ -26,3 +26,12 @@ def test_session_bloat_example(launched: dict[str, Launched]) -> None:
     assert "run  7: CANCELLED" in done.stdout
     assert "detector : session_bloat" in done.stdout
     assert "the model was not called for this run" in done.stdout
+
+
+def test_workflow_step_loop_example(launched: dict[str, Launched]) -> None:
+    done = launched["agno_workflow_step_loop"].result()
+    assert done.returncode == 0, done.stdout + done.stderr[-2000:]
+    assert "finished with status CANCELLED" in done.stdout
+    assert "detector : tool_repeat" in done.stdout
+    assert "steps run: ['research']" in done.stdout
+    assert "researcher 5, writer 0" in done.stdout
