@@ -14,6 +14,7 @@ loop to reach the tool at all (with it on, CrewAI answers repeats from its cache
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -35,6 +36,9 @@ MAX_ITER = 15
 """CrewAI's own guard on the agent's turns (``Agent(max_iter=)``; its default is 25)."""
 CREWAI_GUARD = 5
 """CrewAI 1.15 stops an agent itself after this many identical calls with one result (``ToolExecutionFailedError``)."""
+KICKOFFS = ("kickoff", "kickoff_async", "akickoff")
+"""How the caller runs the crew: sync, the sync run in a thread, or CrewAI's native async run."""
+RUN_TIMEOUT_S = 60.0
 MODES = ("wrapper", "events")
 """The instrumentor's two modes: wrapping CrewAI's methods (its default) or listening to CrewAI's event bus."""
 
@@ -118,3 +122,10 @@ def build(case: str, cache: bool = False) -> tuple[Crew, Calls]:
                   tools=[search], llm=llm, max_iter=MAX_ITER, cache=cache, verbose=False)
     task = Task(description="What's the weather?", expected_output="A short answer", agent=agent)
     return Crew(agents=[agent], tasks=[task], verbose=False), calls
+
+
+def kickoff(crew: Crew, how: str = "kickoff") -> Any:
+    """Run the crew one of the :data:`KICKOFFS` ways; return its output."""
+    if how == "kickoff":
+        return crew.kickoff()
+    return asyncio.run(asyncio.wait_for(getattr(crew, how)(), RUN_TIMEOUT_S))

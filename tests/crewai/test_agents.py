@@ -16,7 +16,7 @@ import pytest
 import spanbreaker
 
 from .conftest import CrewAIEnv
-from .scripted import ANSWERS, CREWAI_GUARD, HEALTHY_QUERIES, MODES, WIDE_QUERIES, build
+from .scripted import ANSWERS, CREWAI_GUARD, HEALTHY_QUERIES, KICKOFFS, MODES, WIDE_QUERIES, build, kickoff
 
 LOOP_DETECTOR = "tool_repeat"
 LOOP_TOOL_CALLS = 4
@@ -24,12 +24,14 @@ LOOP_TOOL_CALLS = 4
 would let the 5th run and stop there)."""
 
 
+@pytest.mark.parametrize("how", KICKOFFS)
 @pytest.mark.parametrize("mode", MODES)
-def test_loop_is_stopped_and_the_stop_reaches_the_caller(make_env: Callable[..., CrewAIEnv], mode: str) -> None:
+def test_loop_is_stopped_and_the_stop_reaches_the_caller(make_env: Callable[..., CrewAIEnv], mode: str,
+                                                         how: str) -> None:
     env = make_env(mode)
     crew, calls = build("loop")
     with pytest.raises(spanbreaker.Tripped) as caught:
-        crew.kickoff()
+        kickoff(crew, how)
     trip = caught.value
     assert type(trip) is spanbreaker.Tripped and trip.detector == LOOP_DETECTOR
     assert calls.tools == LOOP_TOOL_CALLS < CREWAI_GUARD
@@ -44,19 +46,23 @@ def test_loop_is_stopped_and_the_stop_reaches_the_caller(make_env: Callable[...,
     assert len(roots) == 1 and roots[0].attributes["spanbreaker.tripped"] is True
     assert roots[0].name == ("crew.kickoff" if mode == "events" else f"Crew_{crew.id}.kickoff")
     agents = env.of_kind("AGENT")
-    assert len(agents) == 1 and agents[0].attributes["spanbreaker.tripped"] is True
+    if how == "akickoff" and mode == "wrapper":  # the instrumentor wraps the sync task path only
+        assert agents == []
+    else:
+        assert len(agents) == 1 and agents[0].attributes["spanbreaker.tripped"] is True
     record = env.processor.trip_record(trip.trace_id)
     assert record is not None and record.detector == LOOP_DETECTOR
     assert any(event.name == "spanbreaker.trip" for s in spans for event in s.events)
 
 
+@pytest.mark.parametrize("how", ["kickoff", "akickoff"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("case", "queries"), [("healthy", HEALTHY_QUERIES), ("wide", WIDE_QUERIES)])
-def test_healthy_and_wide_runs_stay_quiet(make_env: Callable[..., CrewAIEnv], mode: str, case: str,
+def test_healthy_and_wide_runs_stay_quiet(make_env: Callable[..., CrewAIEnv], mode: str, how: str, case: str,
                                           queries: tuple[str, ...]) -> None:
     env = make_env(mode)
     crew, calls = build(case)
-    assert str(crew.kickoff()) == ANSWERS[case]
+    assert str(kickoff(crew, how)) == ANSWERS[case]
     assert calls.queries == list(queries)
     assert env.stats.trips == 0 and env.stats.warnings == 0
     assert env.marked("spanbreaker.tripped") == []

@@ -24,6 +24,10 @@ are pinned by ``tests/crewai/test_conformance.py``):
   when the run raised: a trip skips the events that would have popped it (and CrewAI's own failure path leaves
   the agent's scope behind), and the event listener would start no span of the next run on that thread.
 
+* CrewAI's native async ``crew.akickoff()`` gets the same clean-up, and in wrapper mode the crew span the
+  instrumentor makes only for the sync ``kickoff``: without it every tool span was a trace of its own and no loop
+  could be seen across calls.
+
 Everything framework-specific stays in this module; CrewAI is imported only when instrumenting, and not before the
 application imports it (importing ``crewai`` takes seconds: :mod:`._deferred`).
 """
@@ -157,14 +161,57 @@ def _kickoff(wrapped: Any, crew: Any, args: Any, kwargs: Any) -> Any:
     try:
         return wrapped(*args, **kwargs)
     except BaseException as stop:
-        try:
-            event_context.restore_event_scope(stack)
-            event_context._last_event_id.set(last)
-            if isinstance(stop, Tripped):
-                _end_open_spans(stop)
-        except Exception:
-            logger.debug("spanbreaker could not clean up after a stopped CrewAI run", exc_info=True)
+        _after_stop(stop, stack, last)
         raise
+
+
+def _root_span(crew: Any) -> Any:
+    """The crew's span for ``akickoff`` in wrapper mode (a context manager), else a no-op one.
+
+    The instrumentor wraps only the sync ``kickoff``; under the native async ``akickoff`` every tool span was a
+    trace of its own and no loop could be seen across calls. This span is the one the instrumentor makes for
+    ``kickoff`` (its tracer, name and kind), so the run's calls share a trace."""
+    import contextlib
+
+    from openinference.instrumentation.crewai import CrewAIInstrumentor
+    from openinference.instrumentation.crewai._wrappers import _get_crew_name
+
+    instrumentor = CrewAIInstrumentor()
+    tracer = getattr(instrumentor, "_tracer", None)
+    if (not instrumentor.is_instrumented_by_opentelemetry or tracer is None
+            or getattr(instrumentor, "_event_listener", None) is not None):
+        return contextlib.nullcontext()
+    return tracer.start_as_current_span(
+        f"{_get_crew_name(crew)}.kickoff", record_exception=False, set_status_on_exception=False,
+        attributes={"openinference.span.kind": "CHAIN", "crew_key": str(crew.key), "crew_id": str(crew.id)})
+
+
+def _akickoff(wrapped: Any, crew: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``Crew.akickoff``: what :func:`_kickoff` does for ``kickoff``, and in wrapper mode the crew's span."""
+    from crewai.events import event_context
+
+    async def run() -> Any:
+        stack, last = event_context._event_id_stack.get(), event_context.get_last_event_id()
+        try:
+            with _root_span(crew):
+                return await wrapped(*args, **kwargs)
+        except BaseException as stop:
+            _after_stop(stop, stack, last)
+            raise
+
+    return run()
+
+
+def _after_stop(stop: BaseException, stack: Any, last: Any) -> None:
+    from crewai.events import event_context
+
+    try:
+        event_context.restore_event_scope(stack)
+        event_context._last_event_id.set(last)
+        if isinstance(stop, Tripped):
+            _end_open_spans(stop)
+    except Exception:
+        logger.debug("spanbreaker could not clean up after a stopped CrewAI run", exc_info=True)
 
 
 class CrewAIAdapter(HookedAdapter):
@@ -185,6 +232,7 @@ class CrewAIAdapter(HookedAdapter):
         patches.wrap(event_bus, "is_call_handler_safe", _call_handler)
         patches.wrap(event_bus.CrewAIEventsBus, "emit", _emit)
         patches.wrap(Crew, "kickoff", _kickoff)
+        patches.wrap(Crew, "akickoff", _akickoff)
 
     def unpatched(self) -> None:
         with _stopped_lock:
