@@ -7,7 +7,8 @@ or the final text. Three scripts stand for the cases every detector is proven on
 * ``healthy``: three different searches, then an answer;
 * ``wide``: six different searches that all return the same text (normal research: nothing to stop).
 
-The agent is LlamaIndex's ``FunctionAgent`` (a workflow), its model streaming or not.
+The agent is LlamaIndex's ``FunctionAgent`` (a workflow), its model streaming or not; a ``ReActAgent`` and a
+multi-agent ``AgentWorkflow`` with a handoff run the loop too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import (
     ChatMessage,
     ChatResponse,
@@ -135,7 +136,7 @@ def build(case: str, model: str = "chat") -> tuple[FunctionAgent, Calls]:
     return agent, calls
 
 
-def run(agent: FunctionAgent, mode: str = "await", question: str = "What's the weather?") -> Any:
+def run(agent: Any, mode: str = "await", question: str = "What's the weather?") -> Any:
     """Run the agent to its end in one of :data:`MODES`; return its output."""
 
     async def go() -> Any:
@@ -146,3 +147,30 @@ def run(agent: FunctionAgent, mode: str = "await", question: str = "What's the w
         return await handler
 
     return asyncio.run(asyncio.wait_for(go(), RUN_TIMEOUT_S))
+
+
+REACT_SEARCH = 'Thought: I need to search.\nAction: search\nAction Input: {"query": "weather in Paris"}'
+"""What a ``ReActAgent``'s model writes to call the search tool (ReAct parses text, not tool calls)."""
+
+
+def build_react() -> tuple[ReActAgent, Calls]:
+    """A ``ReActAgent`` whose model writes the same search, turn after turn."""
+    calls = Calls()
+    llm = ScriptedLLM(lambda turn: REACT_SEARCH, calls)
+    return ReActAgent(tools=[search_tool(calls, RESULTS["loop"])], llm=llm), calls
+
+
+def build_handoff() -> tuple[AgentWorkflow, Calls]:
+    """An ``AgentWorkflow``: a front agent hands off to a researcher, which then loops on one search."""
+    calls = Calls()
+
+    def script(turn: int) -> list[tuple[str, dict[str, Any]]] | str:
+        if turn == 0:
+            return [("handoff", {"to_agent": "researcher", "reason": "needs a search"})]
+        return [("search", {"query": "weather in Paris"})]
+
+    llm = ScriptedLLM(script, calls)
+    front = FunctionAgent(name="front", description="Front desk", tools=[], llm=llm, can_handoff_to=["researcher"])
+    researcher = FunctionAgent(name="researcher", description="Searches the web",
+                               tools=[search_tool(calls, RESULTS["loop"])], llm=llm)
+    return AgentWorkflow(agents=[front, researcher], root_agent="front"), calls

@@ -18,7 +18,18 @@ from workflows.errors import WorkflowRuntimeError
 import spanbreaker
 
 from .conftest import LlamaIndexEnv
-from .scripted import ANSWERS, HEALTHY_QUERIES, LOOP_LIMIT, MODELS, MODES, WIDE_QUERIES, build, run
+from .scripted import (
+    ANSWERS,
+    HEALTHY_QUERIES,
+    LOOP_LIMIT,
+    MODELS,
+    MODES,
+    WIDE_QUERIES,
+    build,
+    build_handoff,
+    build_react,
+    run,
+)
 
 LOOP_DETECTOR = "tool_repeat"
 LOOP_TOOL_CALLS = 4
@@ -127,3 +138,34 @@ def test_steer_reaches_the_model_as_the_tool_error_then_the_repeat_stops(
     assert any("spanbreaker:" in str(s.attributes.get("output.value")) for s in call_tool), \
         "the steer message became the tool's output, for the model"
     env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_react_agent_loop_is_stopped(env: LlamaIndexEnv, mode: str) -> None:
+    """A ``ReActAgent`` (tools called from parsed text, not tool calls) loops the same way and stops the same way."""
+    agent, calls = build_react()
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(agent, mode)
+    assert caught.value.detector == LOOP_DETECTOR
+    assert calls.tools == LOOP_TOOL_CALLS and calls.model == LOOP_TOOL_CALLS + 1
+    env.assert_nothing_lost()
+    blocked = env.marked("spanbreaker.blocked")
+    assert len(blocked) == 1 and blocked[0].name == "FunctionTool.acall"
+    roots = [s for s in env.spans() if s.parent is None]
+    assert len(roots) == 1 and roots[0].name == "ReActAgent.run" and roots[0].attributes["spanbreaker.tripped"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_multi_agent_workflow_loop_after_a_handoff_is_stopped(env: LlamaIndexEnv, mode: str) -> None:
+    """An ``AgentWorkflow``: the front agent hands off, the researcher loops; the handoff is a tool call of its
+    own, the loop is stopped in the researcher, and the whole workflow run ends with the trip."""
+    workflow, calls = build_handoff()
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(workflow, mode)
+    assert caught.value.detector == LOOP_DETECTOR
+    assert calls.tools == LOOP_TOOL_CALLS and calls.model == LOOP_TOOL_CALLS + 2
+    env.assert_nothing_lost()
+    tools = env.of_kind("TOOL")
+    assert [s.attributes["tool.name"] for s in tools].count("handoff") == 1
+    roots = [s for s in env.spans() if s.parent is None]
+    assert len(roots) == 1 and roots[0].name == "AgentWorkflow.run" and roots[0].attributes["spanbreaker.tripped"]
