@@ -18,9 +18,10 @@ from agno.run.base import RunStatus
 from agno.team import Team
 from agno.team.mode import TeamMode
 from agno.tools import tool
-from agno.workflow import Parallel, Step, Workflow
+from agno.workflow import Loop, Parallel, Step, Workflow
 from opentelemetry import trace
 
+import spanbreaker
 from spanbreaker.adapters.agno import trip_record
 
 from .conftest import MODES, RUN_TIMEOUT_S, AgnoEnv, run
@@ -151,6 +152,29 @@ def test_looping_parallel_branch_stops_the_workflow(env: AgnoEnv, mode: str) -> 
     assert_marked(env, "tool_repeat", "Looper")
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_looping_agent_in_a_workflow_loop_stops_it(env: AgnoEnv, mode: str) -> None:
+    """A ``Loop`` re-runs its step (here up to 10 times): each iteration a fresh run of the checker fetches the
+    same page and gets the same 403. The fifth identical fetch, in the fifth iteration, is vetoed; the loop and
+    the workflow end there and the writer after the loop never runs."""
+    def fetch(url: str) -> str:
+        """Fetch a URL."""
+        env.tool_bodies.append(url)
+        return "403 Forbidden"
+
+    model = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url="https://x.test/a")]} if i % 2 == 0
+                     else {"content": "still blocked"})
+    writer = Agent(name="Writer", model=scripted([{"content": "report"}]))
+    workflow = Workflow(name="Poll", steps=[
+        Loop(name="retry", steps=[Step(name="check", agent=Agent(name="Checker", model=model, tools=[fetch]))],
+             max_iterations=10),
+        Step(name="write", agent=writer)])
+    output = run_workflow(workflow, mode)
+    assert_cancelled_by(output, "tool_repeat")
+    assert len(env.tool_bodies) == 4 and calls(model) == 9 and calls(writer.model) == 0  # type: ignore[arg-type]
+    assert_marked(env, "tool_repeat", "Checker")
+
+
 def test_observe_mode_workflow_runs_on(make_env: Any) -> None:
     env = make_env(mode="observe")
     researcher = fetcher(env)
@@ -243,11 +267,15 @@ def resume(agent: Agent, paused: Any, mode: str) -> Any:
         requirement.confirm()
     if mode == "sync":
         return agent.continue_run(run_response=paused, requirements=paused.requirements)
+    if mode == "stream":
+        events = list(agent.continue_run(run_response=paused, requirements=paused.requirements, stream=True,
+                                         yield_run_output=True))
+        return next(e for e in reversed(events) if type(e).__name__ == "RunOutput")
     return asyncio.run(asyncio.wait_for(
         agent.acontinue_run(run_response=paused, requirements=paused.requirements), RUN_TIMEOUT_S))
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
 def test_loop_after_confirmation_stops_the_resumed_run(env: AgnoEnv, mode: str) -> None:
     agent = confirming_agent(env)
     paused = run(agent, mode)
@@ -263,7 +291,7 @@ def test_loop_after_confirmation_stops_the_resumed_run(env: AgnoEnv, mode: str) 
     assert any((s.attributes or {}).get("spanbreaker.blocked") for s in env.tripped())
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
 def test_healthy_resumed_run_completes(env: AgnoEnv, mode: str) -> None:
     agent = confirming_agent(env, after_confirm="vary")
     output = resume(agent, run(agent, mode), mode)
@@ -272,7 +300,7 @@ def test_healthy_resumed_run_completes(env: AgnoEnv, mode: str) -> None:
     env.assert_nothing_lost()
 
 
-@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("mode", ["sync", "async", "stream"])
 def test_confirmation_loop_across_resumptions_in_one_trace_trips(env: AgnoEnv, mode: str) -> None:
     """Each ``continue_run`` is a trace of its own unless the application holds a span around the session. With
     one, a model that asks the human to confirm the same deploy again and again, getting the same answer each
@@ -296,3 +324,31 @@ def test_confirmation_loop_across_resumptions_in_one_trace_trips(env: AgnoEnv, m
     assert_cancelled_by(output, "tool_repeat")
     assert len(env.tool_bodies) == 4 and rounds == 5
     env.assert_nothing_lost()
+
+
+def test_team_confirmation_loop_raises_the_trip_from_continue_run(env: AgnoEnv) -> None:
+    """A team's confirmed tools run in ``continue_run``'s dispatch, before the team's run (and its error
+    handling) starts: there is no run to cancel yet, so the trip comes out of ``team.continue_run`` as
+    ``AgnoTripped``, which ``except spanbreaker.Tripped`` catches, with every span exported."""
+    from agno.team import Team
+
+    @tool(requires_confirmation=True)
+    def deploy(target: str) -> str:
+        """Deploy to a target."""
+        env.tool_bodies.append(target)
+        return "deploy failed: quota"
+
+    model = scripted(lambda m, i: {"tool_calls": [tool_call("deploy", target="prod")]})
+    team = Team(name="Ops", model=model, members=[Agent(name="Member", model=scripted([{"content": "ok"}]))],
+                tools=[deploy])
+    with env.provider.get_tracer("app").start_as_current_span("session"), \
+            pytest.raises(spanbreaker.Tripped) as caught:
+        output = team.run("ship it")
+        for _ in range(10):
+            for requirement in output.active_requirements:
+                requirement.confirm()
+            output = team.continue_run(run_response=output, requirements=output.requirements)
+    assert caught.value.detector == "tool_repeat" and len(env.tool_bodies) == 4
+    env.assert_nothing_lost()
+    session = next(s for s in env.spans() if s.name == "session")
+    assert (session.attributes or {}).get("spanbreaker.tripped")
