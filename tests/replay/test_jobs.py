@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from spanbreaker.replay import replay
+from spanbreaker.replay import Problem, replay
 from spanbreaker.replay.shard import Shard, trace_hash
 
 from . import traces as t
@@ -119,3 +119,23 @@ def test_readme_promise_jobs_and_shards(many: Path) -> None:
     parts = [subprocess.run([*command, "--shard", f"{k}/2"], capture_output=True, text=True, timeout=120,
                             check=True).stdout.splitlines() for k in (1, 2)]
     assert sorted(parts[0] + parts[1]) == sorted(whole.splitlines()) and all(parts)
+
+
+def test_each_problem_is_reported_by_the_shard_that_owns_its_trace(tmp_path: Path) -> None:
+    """A shard skips other shards' lines without decoding them (the trace ids read from the bytes); a defect in
+    such a line is reported once over all shards, by its trace's shard, and a line with no readable trace id by
+    every shard (it is decoded everywhere)."""
+    broken = t.looping("broken")
+    del broken[3]["spanId"]
+    lines = [t.request(t.healthy(f"fine{i}")) for i in range(6)] + [t.request(broken), "not json"]
+    path = t.write_lines(tmp_path / "mixed.jsonl", lines)
+    whole: list[Problem] = []
+    assert len(list(replay(path, problems=whole))) == 7
+    per_shard: list[list[Problem]] = []
+    for k in range(3):
+        found: list[Problem] = []
+        list(replay(path, problems=found, shard=Shard(k, 3)))
+        per_shard.append(found)
+    missing_id = [p for p in whole if "spanId" in p.message]
+    assert len(missing_id) == 1 and sum(p in found for found in per_shard for p in missing_id) == 1
+    assert all(any("not JSON" in p.message for p in found) for found in per_shard)

@@ -2,10 +2,10 @@
 
 Why every worker reads the whole input and keeps its own part of the traces (:meth:`Shard.split`) rather than one
 reader handing traces out: traces are independent, and decoding a span into Python objects costs more than
-gunzipping and parsing it, so each worker skips the other workers' spans before decoding them (a trace id is
-read from the raw span) and no span crosses a process boundary; only verdicts do. A worker hands its verdicts
-on in the reader's order (:attr:`RecordedTrace.order`), which every worker computes the same way, so merging
-the N ordered streams gives the order one process gives.
+gunzipping and parsing it, so each worker skips the other workers' lines before parsing them (their trace ids
+read from the bytes) and spans before decoding them, and no span crosses a process boundary; only verdicts do.
+A worker hands its verdicts on in the reader's order (:attr:`RecordedTrace.order`), which every worker computes
+the same way, so merging the N ordered streams gives the order one process gives.
 
 What a worker does not share with the others: a breaker's state that outlives a trace (a session's validation
 failures counted over its runs, ``validation_failures``) is counted per worker, as it would be per service

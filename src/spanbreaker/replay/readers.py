@@ -836,7 +836,7 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
             for line_no, data in lines:
                 if data is None:
                     note(Problem(name, line_no, f"line longer than {limit:,} bytes; skipped"))
-                elif not data.isspace():
+                elif not data.isspace() and (shard is None or not _other_shards_only(data, shard)):
                     _add_line(grouper, data, name, line_no, note, shard)
                     yield from grouper.complete(line_no)
                 if progress is not None:
@@ -858,6 +858,20 @@ def _read_as_lines(head: _Head, name: str, first_line: int, note: ProblemSink) -
         note(Problem(name, 0, f"document larger than {MAX_RECORD_BYTES:,} bytes and not one request per line; "
                               "file skipped"))
     return False
+
+
+_TRACE_ID_KEY = b'"traceId"'
+_TRACE_ID_FIELD = re.compile(rb'"traceId"\s*:\s*"([0-9a-fA-F]{1,32})"')
+
+
+def _other_shards_only(data: bytes, shard: Shard) -> bool:
+    """Whether a request line holds only other shards' traces, told from its bytes without decoding it: every
+    ``"traceId"`` in it is a hex id, and none of them is this shard's. Anything else (an id in base64, no id, a
+    line that is not JSON) is decoded as usual; a defect in a skipped line is its owning shard's to report."""
+    found = _TRACE_ID_FIELD.findall(data)
+    if not found or len(found) != data.count(_TRACE_ID_KEY):
+        return False
+    return not any(shard.keeps(int(text, 16)) for text in set(found))
 
 
 def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: ProblemSink,
