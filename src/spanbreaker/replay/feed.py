@@ -118,24 +118,36 @@ class Feeder:
         live: dict[int, RecordedSpan] = {}
         ended = self._ended
         waiting: dict[int, RecordedSpan] = {}
-        clock, start = self.clock, self.engine.start
+        clock, start, end = self.clock, self.engine.start, self.engine.end
+        marked = self._marks
         started = 0
         for at, is_start, span in schedule(trace.spans):
             clock.now = at / 1e9
+            span_id = span.span_id
             if is_start:
-                span_id = span.span_id
                 live[span_id] = span
                 started += 1
-                verdict = start(span.trace_id, span_id, span.parent_id, False, span.name, start_attributes(span),
-                                span)
+                attributes = span.start_attributes
+                if attributes is None:
+                    attributes = start_attributes(span)
+                verdict = start(span.trace_id, span_id, span.parent_id, False, span.name, attributes, span)
                 if verdict is not None:
                     self._apply(verdict)
                 if span_id in waiting:
                     self._end(live, waiting.pop(span_id), ended)
-            elif span.span_id in live:
+            elif live.get(span_id) is span and span_id not in ended and not marked and not self.keep_spans:
+                # _end's common case inline (the span's own start, no marks, nothing kept): one call per span less
+                del live[span_id]
+                ended.add(span_id)
+                code = span.status_code
+                verdict = end(span.trace_id, span_id, span.attributes, span.events, _OK if code == 1 else Status(
+                    StatusCode.ERROR, span.status_message or None) if code == 2 else _UNSET)
+                if verdict is not None:
+                    self._apply(verdict)
+            elif span_id in live:
                 self._end(live, span, ended)
             else:
-                waiting[span.span_id] = span
+                waiting[span_id] = span
         self.stats.spans += started
         self.stats.traces += 1
 
