@@ -139,3 +139,12 @@ def test_each_problem_is_reported_by_the_shard_that_owns_its_trace(tmp_path: Pat
     missing_id = [p for p in whole if "spanId" in p.message]
     assert len(missing_id) == 1 and sum(p in found for found in per_shard for p in missing_id) == 1
     assert all(any("not JSON" in p.message for p in found) for found in per_shard)
+
+
+def test_progress_with_jobs_climbs_to_the_whole_input(many: Path) -> None:
+    """The progress bar's feed with workers: bytes read (the workers' mean), never backwards, ending at the total."""
+    seen: list[tuple[int, int]] = []
+    assert len(list(replay(many, jobs=2, progress=lambda done, total: seen.append((done, total))))) == 12
+    total = many.stat().st_size
+    assert seen and all(t == total for _, t in seen) and seen[-1][0] == total
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
