@@ -109,6 +109,34 @@ def test_looping_agent_step_stops_the_workflow(env: AgnoEnv, mode: str) -> None:
     assert step_span.status.status_code.name == "ERROR" and (step_span.attributes or {}).get("spanbreaker.tripped")
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_function_step_running_a_looping_agent_stops_the_workflow(env: AgnoEnv, mode: str) -> None:
+    """A function step that runs the agent itself hands Agno only the agent's content, no status. The breaker is
+    open in the step's trace, so the step raises the trip at its edge all the same; the next function step never
+    runs (it makes no span the latched breaker could block)."""
+    researcher = fetcher(env)
+    after: list[str] = []
+
+    def research(step_input: Any) -> str:
+        output = researcher.run("fetch the page")
+        return str(output.content)
+
+    async def aresearch(step_input: Any) -> str:
+        output = await researcher.arun("fetch the page")
+        return str(output.content)
+
+    def publish(step_input: Any) -> str:
+        after.append("publish")
+        return "published"
+
+    workflow = Workflow(name="Pipeline", steps=[Step(name="research", executor=research if mode == "sync"
+                                                     else aresearch), Step(name="publish", executor=publish)])
+    output = run_workflow(workflow, mode)
+    assert_cancelled_by(output, "tool_repeat")
+    assert len(env.tool_bodies) == 4 and after == []
+    assert_marked(env, "tool_repeat", "Researcher")
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_healthy_workflow_runs_every_step(env: AgnoEnv, mode: str) -> None:
     researcher = fetcher(env, vary=True)

@@ -26,7 +26,8 @@ one exists (numbers from the Agno research notes):
   trip at one of them left the run RUNNING and raised out of ``continue_run``. The run now ends CANCELLED with
   the trip reason, as a trip anywhere else in a run does.
 * Workflows: a step whose agent or team the breaker cancelled is only a failed step to Agno, and the workflow
-  goes on to its next step (a function step would run; an agent step meets the latched breaker). The step
+  goes on to its next step (a function step would run; an agent step meets the latched breaker). A function step
+  that runs an agent itself returns only its content. A step that ends in a trace the breaker stopped
   raises the trip instead, Agno's ``RunCancelledException`` that Step does not retry, so the workflow ends
   CANCELLED there. The instrumentor sets its workflow, step and parallel spans OK whatever happened; a tripped
   one keeps its ERROR.
@@ -48,6 +49,7 @@ from opentelemetry import trace as trace_api
 from opentelemetry.trace import Status, StatusCode
 
 from .. import marking
+from ..breaker import BreakerState
 from ..conventions.frameworks import VALIDATION_FAILED
 from ._classes import subclasses
 from .base import PatchLog
@@ -306,10 +308,11 @@ class Patches:
         return wrapped(*args, **kwargs)
 
     def _cancelled_by_trip(self, response: Any) -> BaseException | None:
+        """The trip to raise at a step's edge: its agent or team run was cancelled by the breaker, or the step
+        ran in a trace whose breaker is open (a function step that ran an agent gets only its content back)."""
         if self.trip_exception is None or self.processor.config.mode != "enforce":
             return None
-        if getattr(getattr(response, "status", None), "value", None) != "CANCELLED":
-            return None
+        cancelled = getattr(getattr(response, "status", None), "value", None) == "CANCELLED"
         record = None
         try:
             context = trace_api.get_current_span().get_span_context()
@@ -317,12 +320,12 @@ class Patches:
             run_id = getattr(response, "run_id", None)
             if trace_id is None and isinstance(run_id, str):
                 trace_id = self.runs.get(run_id)
-            if trace_id is not None:
-                record = self.processor.trip_record(f"{trace_id:032x}")
+            if trace_id is not None and (cancelled or self.processor.state(trace_id) is BreakerState.OPEN):
+                record = self.processor.trip_record(trace_id)
         except Exception:
             logger.debug("spanbreaker: workflow step check skipped", exc_info=True)
         if record is None:
-            return None  # cancelled by someone else: Agno's own handling stands
+            return None  # cancelled by someone else, or no trip: Agno's own handling stands
         return self.trip_exception(record.detector, record.reason, record.trace_id, record.evidence)
 
     # ------------------------------------------------------------------------------- refused tool calls
