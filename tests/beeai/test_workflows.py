@@ -77,3 +77,13 @@ def test_agent_workflow_with_varied_results_is_quiet(traced: Callable[..., Trace
     assert outcome.trip is None and outcome.result is not None and outcome.extra["writer_calls"] == 1
     assert outcome.result.final_answer == "the report"
     assert_quiet(t)
+
+
+def test_observe_mode_marks_the_workflow_and_lets_it_finish(traced: Callable[..., Traced]) -> None:
+    t = traced(mode="observe")
+    outcome = _run(scenarios.workflow_revision_loop, "tool_calling", healthy=False)
+    assert outcome.trip is None and outcome.result is not None and outcome.result.rounds == scenarios.WORKFLOW_ROUNDS
+    assert outcome.extra["writer_calls"] == 1
+    assert t.breaker.stats.trips == 1 and t.breaker.stats.blocked == 0
+    root = next(s for s in t.spans() if s.parent is None)
+    assert root.name == "ResearchReview" and (root.attributes or {}).get("spanbreaker.tripped")
