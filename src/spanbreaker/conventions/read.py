@@ -132,8 +132,10 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
         output = lc.tool_result(output, cap)
     elif output is not None and output.startswith(li.TOOL_OUTPUT) and li.is_tool_output(output):  # LlamaIndex's
         output = li.tool_result(output, cap)
-    if error is None and output:
-        error = _text_error(output, format_types)
+    if error is None and output:  # a failure the output reports as text (tool_text); a failed run by its root class
+        error = tool_text.text_error(output)
+        if error == tool_text.EXECUTION_FAILED:
+            error = _named_root(output, format_types) or error
     call.error = error
     text = output if output is not None else ""
     if error is not None and not text:
@@ -142,14 +144,6 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
     call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
     call.result_known = output is not None or error is not None
     call.empty = error is None and output is not None and len(output) <= 64 and is_empty_result(output)
-
-
-def _text_error(output: str, format_types: frozenset[str]) -> str | None:
-    """A failure the output reports as text (:mod:`.tool_text`); a failed execution named by its root class."""
-    label = tool_text.text_error(output)
-    if label == tool_text.EXECUTION_FAILED:
-        return _named_root(output, format_types) or label
-    return label
 
 
 # ------------------------------------------------------------------------------------------------ models
