@@ -8,7 +8,9 @@ OpenInference smolagents instrumentor sets (as in the reference dump ``spans_tca
 message history, tool schemas, output messages, mime types).
 
 The same workload runs on a provider without processors (the baseline) and on one with the breaker, interleaved
-over several rounds; the fastest round of each is kept (the least disturbed by the machine).
+over several rounds; the fastest round of each is kept (the least disturbed by the machine), by wall clock and by
+CPU time (``time.process_time``: only this process's time on the core, the figure to trust on a shared machine).
+The load average is printed before and after.
 
 Two points of a run are measured: early (steps 5..) over many short runs, and late (steps 5,000..) in one long run,
 to show the cost per span does not grow with the length of the run.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 from collections.abc import Callable
@@ -178,7 +181,7 @@ def main() -> None:
         return result
 
     print(f"python {platform.python_version()} on {platform.machine()}, {args.shape} spans, "
-          f"best of {args.rounds} interleaved rounds")
+          f"best of {args.rounds} interleaved rounds; load average {_load()} at the start")
     print(f"{'point of the run':<22}{'clock':>6}{'bare SDK span':>16}{'with breaker':>16}{'added':>12}{'ratio':>10}")
     for label, measure in ((f"steps 5-9 ({args.runs} runs)", measure_early),
                            (f"steps {args.late_step}-{args.late_step + 499}", measure_late)):
@@ -186,6 +189,13 @@ def main() -> None:
             added = breaker - bare
             print(f"{label:<22}{clock:>6}{bare / 1000:>13.1f} us{breaker / 1000:>13.1f} us{added / 1000:>9.1f} us"
                   f"{added / bare:>9.2f}x")
+    print(f"load average {_load()} at the end (CPU time is the figure to trust on a shared machine: wall clock also "
+          "counts the time other processes held the core)")
+
+
+def _load() -> str:
+    """The 1, 5 and 15 minute load averages, as ``uptime`` prints them."""
+    return ", ".join(f"{value:.2f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":
