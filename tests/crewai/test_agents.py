@@ -104,3 +104,23 @@ def test_a_trip_found_at_a_model_span_start_stops_the_crew_in_event_mode(
     env.assert_nothing_lost()
     blocked = env.marked("spanbreaker.blocked")
     assert len(blocked) == 1 and blocked[0].attributes["openinference.span.kind"] == "LLM"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_agent_run_without_a_crew_is_stopped_and_the_next_run_is_still_seen(
+        make_env: Callable[..., CrewAIEnv], mode: str) -> None:
+    """``Agent.kickoff`` (no crew) loops and is stopped the same way. The trip skips the events that close CrewAI's
+    event scopes: the adapter puts the scope stack back, or the next run on this thread would start no span in
+    event-listener mode and loop unseen."""
+    env = make_env(mode)
+    crew, calls = build("loop")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        crew.agents[0].kickoff("What's the weather?")
+    assert caught.value.detector == LOOP_DETECTOR and calls.tools == LOOP_TOOL_CALLS
+    env.assert_nothing_lost()
+    again, calls = build("loop")
+    with pytest.raises(spanbreaker.Tripped):
+        again.kickoff()
+    assert calls.tools == LOOP_TOOL_CALLS
+    assert env.stats.trips == 2
+    env.assert_nothing_lost()

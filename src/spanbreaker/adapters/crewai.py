@@ -24,9 +24,9 @@ are pinned by ``tests/crewai/test_conformance.py``):
   when the run raised: a trip skips the events that would have popped it (and CrewAI's own failure path leaves
   the agent's scope behind), and the event listener would start no span of the next run on that thread.
 
-* CrewAI's native async ``crew.akickoff()`` gets the same clean-up, and in wrapper mode the crew span the
-  instrumentor makes only for the sync ``kickoff``: without it every tool span was a trace of its own and no loop
-  could be seen across calls.
+* ``Agent.kickoff`` (an agent without a crew) and CrewAI's native async ``crew.akickoff()`` get the same
+  clean-up; ``akickoff`` in wrapper mode also gets the crew span the instrumentor makes only for the sync
+  ``kickoff``: without it every tool span was a trace of its own and no loop could be seen across calls.
 
 Everything framework-specific stays in this module; CrewAI is imported only when instrumenting, and not before the
 application imports it (importing ``crewai`` takes seconds: :mod:`._deferred`).
@@ -147,7 +147,8 @@ def _end_open_spans(trip: Tripped) -> None:
 
 
 def _kickoff(wrapped: Any, crew: Any, args: Any, kwargs: Any) -> Any:
-    """Around ``Crew.kickoff``: a trip leaves no span of its trace open, and CrewAI's event scope as it found it.
+    """Around ``Crew.kickoff`` and ``Agent.kickoff`` (an agent run without a crew): a trip leaves no span of its
+    trace open, and CrewAI's event scope as it found it.
 
     CrewAI keeps a stack of the events that opened scopes (crew, task, agent) in a context variable and pops it when
     it emits their end, which it does only for an ``Exception``. After a trip the stack would still hold the
@@ -224,7 +225,7 @@ class CrewAIAdapter(HookedAdapter):
     scope = SCOPE
 
     def patch(self, patches: PatchLog) -> None:
-        from crewai import Crew
+        from crewai import Agent, Crew
         from crewai.events import event_bus
         from openinference.instrumentation.crewai._wrappers import _BaseToolRunWrapper
 
@@ -232,6 +233,7 @@ class CrewAIAdapter(HookedAdapter):
         patches.wrap(event_bus, "is_call_handler_safe", _call_handler)
         patches.wrap(event_bus.CrewAIEventsBus, "emit", _emit)
         patches.wrap(Crew, "kickoff", _kickoff)
+        patches.wrap(Agent, "kickoff", _kickoff)
         patches.wrap(Crew, "akickoff", _akickoff)
 
     def unpatched(self) -> None:
