@@ -28,17 +28,21 @@ from workflows.errors import WorkflowRuntimeError
 import spanbreaker
 from spanbreaker.adapters.llama_index import ADAPTER
 from spanbreaker.instrumentation import attach
-from tests.llama_index.scripted import MAX_ITERATIONS, MODELS, MODES, build, run
+from tests.llama_index.scripted import MAX_ITERATIONS, MODELS, MODES, build, build_handoff, build_react, run
+
+AGENTS = {"ReActAgent": build_react, "AgentWorkflow (handoff, then the loop)": build_handoff}
+"""The other agents, each looping on one search: a loop row each, awaited."""
 
 
 def _once(case: str, mode: str, model: str, breaker_mode: str) -> tuple[str, str, int]:
-    """(calls made as 'total (model+tool)', detector or '-', trips) for one run."""
+    """(calls made as 'total (model+tool)', detector or '-', trips) for one run; ``case`` is a script of
+    ``FunctionAgent`` or one of :data:`AGENTS`."""
     provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
     processor = attach(provider, spanbreaker.BreakerConfig(mode=breaker_mode))  # type: ignore[arg-type]
     ADAPTER.instrument(provider, processor)
     detector = "-"
     try:
-        agent, calls = build(case, model)
+        agent, calls = AGENTS[case]() if case in AGENTS else build(case, model)
         try:
             with contextlib.suppress(WorkflowRuntimeError):  # max_iterations
                 run(agent, mode)
@@ -64,9 +68,16 @@ def main() -> None:
                          "healthy": f"{'quiet' if not healthy_trips else 'TRIPPED'}, {healthy} calls",
                          "wide": f"{'quiet' if not wide_trips else 'TRIPPED'}, {wide} calls"})
     print_rows(rows)
+    others = []
+    for name in AGENTS:
+        enforced, detector, _ = _once(name, "await", "chat", "enforce")
+        alone, _, _ = _once(name, "await", "chat", "observe")
+        others.append({"agent": name, "detector": detector, "calls to trip": enforced, "max_iterations alone": alone})
+    print()
+    print_rows(others)
     print(f"\ncalls = model turns + tool executions made; max_iterations={MAX_ITERATIONS} "
           f"({time.perf_counter() - started:.1f} s)")
-    print(json.dumps({"scenarios": rows}))
+    print(json.dumps({"scenarios": rows, "other agents": others}))
 
 
 if __name__ == "__main__":
