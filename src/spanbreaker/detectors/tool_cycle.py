@@ -46,6 +46,8 @@ class ToolCycle(Detector):
             span_len = period * rounds
             if size < span_len:
                 return None
+            if keys[size - 1] != keys[size - 1 - period]:
+                continue  # the newest call is not the one a round before it: no cycle of this period (most calls)
             if turn and turns[size - span_len] == turn:
                 continue  # every call of these rounds in one model turn: a batch, not a loop
             last = keys[size - period:]
