@@ -93,3 +93,40 @@ def test_crewai_is_instrumented_when_the_application_imports_it() -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     assert "imported before use: False" in result.stdout
     assert "tripped: tool_repeat after 4 tool calls" in result.stdout
+
+
+def test_trips_kept_for_an_emit_are_bounded_and_never_raised_for_another_event() -> None:
+    """A trip kept for an event whose ``emit`` never collects it (emitted on a bus thread, or past the wait) is
+    dropped beyond a bound, and is only ever raised for that very event object."""
+    from spanbreaker.adapters import crewai as adapter
+
+    def handler(source: object, event: object) -> None:
+        raise spanbreaker.Tripped("tool_repeat", "looped", "0" * 32)
+
+    def call_safely(handler: object, source: object, event: object) -> None:
+        handler(source, event)  # type: ignore[operator]
+
+    events = [object() for _ in range(adapter._STOPPED_KEPT + 44)]
+    try:
+        for event in events:
+            assert adapter._call_handler(call_safely, None, (handler, None, event), {}) is None
+        assert len(adapter._stopped) == adapter._STOPPED_KEPT
+        assert id(events[0]) not in adapter._stopped or adapter._stopped[id(events[0])][0] is not events[0]
+
+        class Done:
+            def result(self, timeout: float) -> None:
+                return None
+
+        class ToolUsageStartedEvent:  # a gated event type, by name
+            pass
+
+        stranger = ToolUsageStartedEvent()
+        adapter._stopped[id(stranger)] = (object(), spanbreaker.Tripped("x", "y", "0" * 32))  # a reused id
+        assert isinstance(adapter._emit(lambda *a: Done(), None, (None, stranger), {}), Done)
+        last = events[-1]
+        with adapter._stopped_lock:
+            adapter._stopped[id(stranger)] = (stranger, adapter._stopped[id(last)][1])
+        with pytest.raises(spanbreaker.Tripped):
+            adapter._emit(lambda *a: Done(), None, (None, stranger), {})
+    finally:
+        adapter._stopped.clear()

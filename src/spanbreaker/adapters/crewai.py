@@ -57,8 +57,12 @@ BUS_THREADS = ("CrewAISyncHandler", "CrewAIEventsLoop")
 
 _pending = threading.local()
 """The start attributes of the tool span being started on this thread (set around the instrumentor's start)."""
-_stopped: dict[int, Tripped] = {}
-"""Trips raised by a handler, by ``id(event)``, until the ``emit`` of that event raises them."""
+_stopped: dict[int, tuple[Any, Tripped]] = {}
+"""Trips raised by a handler, by ``id(event)`` (with the event, so a reused id never matches), until the ``emit``
+of that event raises them."""
+_STOPPED_KEPT = 256
+"""Trips whose ``emit`` never came for them (emitted on a bus thread, or past the wait) are dropped, oldest
+first, beyond this many."""
 _stopped_lock = threading.Lock()
 
 
@@ -97,7 +101,9 @@ def _call_handler(wrapped: Any, module: Any, args: Any, kwargs: Any) -> Any:
     except Tripped as trip:
         event = args[2] if len(args) > 2 else kwargs.get("event")
         with _stopped_lock:
-            _stopped[id(event)] = trip
+            if len(_stopped) >= _STOPPED_KEPT:
+                del _stopped[next(iter(_stopped))]
+            _stopped[id(event)] = (event, trip)
         return None
 
 
@@ -117,9 +123,9 @@ def _emit(wrapped: Any, bus: Any, args: Any, kwargs: Any) -> Any:
         logger.debug("spanbreaker did not see CrewAI's handlers finish for %s", type(event).__name__,
                      exc_info=True)
     with _stopped_lock:
-        trip = _stopped.pop(id(event), None)
-    if trip is not None:
-        raise trip
+        kept = _stopped.pop(id(event), None)
+    if kept is not None and kept[0] is event:
+        raise kept[1]
     return future
 
 
