@@ -145,14 +145,57 @@ def sdk_cases(traces: int) -> tuple[float, float]:
     return _retained_per_trace(abandon, traces), _retained_per_trace(long_values, traces)
 
 
+class NoBreaker:
+    """The workload's spans without a processor: the baseline of the GC case."""
+
+    def on_start(self, span: Any) -> None:
+        pass
+
+    def on_end(self, span: Any) -> None:
+        pass
+
+
+def _full_collection(rounds: int = 5) -> float:
+    """The median CPU time of a full collection."""
+    times = []
+    for _ in range(rounds):
+        started = time.process_time()
+        gc.collect()
+        times.append(time.process_time() - started)
+    return sorted(times)[rounds // 2]
+
+
+def gc_case(traces: int) -> tuple[float, float, float]:
+    """(GC-tracked objects the breaker adds per live trace of 20 steps, a full collection's CPU time with
+    ``traces`` such traces live, the same without the breaker)."""
+    results = []
+    for processor in (NoBreaker(), spanbreaker.BreakerSpanProcessor(max_model_calls=10**9, max_tool_calls=10**9)):
+        workload = Workload(processor)  # type: ignore[arg-type]
+        gc.collect()
+        before = len(gc.get_objects())
+        roots = [workload.open_root(200_000_000 + i) for i in range(traces)]
+        for root in roots:
+            for number in range(20):
+                workload.step(root, number)
+        gc.collect()
+        results.append((len(gc.get_objects()) - before, _full_collection()))
+        for root in roots:
+            workload.end(root)
+        del roots
+    (alone_objects, alone_pause), (objects, pause) = results
+    return (objects - alone_objects) / traces, pause, alone_pause
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=int, default=1_000_000, help="traces that come and go")
     parser.add_argument("--live", type=int, default=1_000, help="traces held open at once")
+    parser.add_argument("--gc-traces", type=int, default=10_000, help="live traces for the GC case")
     parser.add_argument("--abandoned", type=int, default=1_000, help="abandoned and long-value traces")
     args = parser.parse_args()
 
-    processor = spanbreaker.BreakerSpanProcessor(max_model_calls=10**9, max_tool_calls=10**9)
+    processor = spanbreaker.BreakerSpanProcessor(max_model_calls=10**9, max_tool_calls=10**9, max_tokens=10**12,
+                                                 max_cost_usd=1e12)
     workload = Workload(processor)
     warm = workload.open_root(1)  # imports, caches and the price table load before counting
     workload.step(warm, 0)
@@ -161,12 +204,15 @@ def main() -> None:
     tracemalloc.start()
     baseline = allocated()
     per_trace: list[tuple[int, float]] = []
-    for live_traces, steps in ((args.live, 20), (max(1, args.live // 100), 2_000)):
+    for live_traces, steps in ((args.live, 20), (max(1, args.live // 100), 2_000), (1, 20_000)):
+        # Counted from just before these traces start: what an earlier round left (trip records, a table grown
+        # for 1,000 traces) is not this round's traces' memory.
+        before = allocated()
         roots = [workload.open_root(workload.next_span + i) for i in range(live_traces)]
         for root in roots:
             for number in range(steps):
                 workload.step(root, number)
-        per_trace.append((steps, (allocated() - baseline) / live_traces))
+        per_trace.append((steps, (allocated() - before) / live_traces))
         for root in roots:
             workload.end(root)
         del roots
@@ -176,6 +222,7 @@ def main() -> None:
     capped = allocated() - baseline
     tracemalloc.stop()
     abandoned, long_values = sdk_cases(args.abandoned)
+    gc_objects, pause, pause_alone = gc_case(args.gc_traces)
 
     gc.collect()
     blocks_before = sys.getallocatedblocks()
@@ -197,6 +244,9 @@ def main() -> None:
           f" {abandoned / 1024:.1f} KiB retained per trace")
     print(f"{args.abandoned:,} traces with a 1 MiB session.id and a 1 MiB step name, tripped and ended:"
           f" {long_values / 1024:.1f} KiB retained per trace")
+    print(f"{args.gc_traces:,} live traces of 20 steps: {gc_objects:.1f} GC-tracked objects per trace held by the"
+          f" breaker; a full collection takes {pause * 1000:.0f} ms (CPU), {pause_alone * 1000:.0f} ms with the"
+          f" same spans and no breaker")
     print(f"{args.traces:,} more traces came and went: {blocks_after - blocks_before:+,} memory blocks retained"
           f" ({args.traces * 4 / elapsed:,.0f} spans/s through the processor)")
 

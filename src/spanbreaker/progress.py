@@ -29,24 +29,28 @@ Everything is bounded: at most :data:`MAX_KEYS` keys and :data:`RECENT` recent c
 from __future__ import annotations
 
 import re
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass
-from typing import Any
 
 from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extract
 
 from .signals import ToolCall
 
-MAX_KEYS = 512
+MAX_KEYS = 256
 RECENT = 16
 INFORMATIVE_CHARS = 128
 """Results shorter than this (normalised) are compared by exact arguments only."""
 
 
-_RESULT, _STREAK, _MARK, _TURN = 0, 1, 2, 3
-"""A key's history is a list [result key, streak, change_seq when the streak began, model turn of its last
-counted call]: a list costs a fraction of an object to make, and a new key is the common case."""
+_M64 = (1 << 64) - 1
+_M32 = (1 << 32) - 1
+_STREAK_1 = 1 << 64
+_TURN_SHIFT = 96
+_MARK_SHIFT = 128
+"""A key's history is one int: its result key (bits 0-63), its streak (bits 64-95), the model turn of its last
+counted call (bits 96-127) and the change_seq when the streak began (from bit 128). An int is no GC-tracked
+object and a third of the memory of a list of four (a long run keeps :data:`MAX_KEYS` of them per agent)."""
 
 
 @dataclass(slots=True)
@@ -126,7 +130,8 @@ class ToolHistory:
         self.change_seq = 0
         self.turn = 0
         """Model calls started in this scope (:meth:`model_turn`); 0 while none was seen."""
-        self._keys: OrderedDict[object, list[Any]] = OrderedDict()
+        self._keys: dict[object, int] = {}
+        """Key -> packed history (see :data:`_MARK_SHIFT`), least recently used first."""
         self._recent: deque[_Recent] = deque()
         """The scope's last :data:`RECENT` calls, any tool, oldest first."""
         self._windows: dict[str, _ToolWindow] = {}
@@ -152,20 +157,20 @@ class ToolHistory:
         """Identical calls with identical results since anything last changed, the one just recorded included
         (for a call decided when it ended: its model turn is the current one)."""
         history = self._keys.get(key)
-        if history is None or history[_MARK] != self.change_seq:
+        if history is None or history >> _MARK_SHIFT != self.change_seq:
             return 0
-        return int(history[_STREAK])
+        return (history >> 64) & _M32
 
     def repeats_without_progress(self, key: object) -> int:
         """How many identical calls with identical results ran since anything last changed, counted once per
         model turn; 0 when the next call of ``key`` would not count (nothing changed, but no model call
         either since the last one counted)."""
         history = self._keys.get(key)
-        if history is None or history[_MARK] != self.change_seq:
+        if history is None or history >> _MARK_SHIFT != self.change_seq:
             return 0
-        if self.turn and history[_TURN] == self.turn:
+        if self.turn and (history >> _TURN_SHIFT) & _M32 == self.turn & _M32:
             return 0
-        return int(history[_STREAK])
+        return (history >> 64) & _M32
 
     def record(self, call: ToolCall) -> None:
         self._echo = False
@@ -236,28 +241,28 @@ class ToolHistory:
         recent window was used within the last :data:`RECENT` calls, so the LRU (:data:`MAX_KEYS`) still holds it.
         """
         keys = self._keys
-        history = keys.get(call.key)
+        key = call.key
+        result = call.result_key & _M64
+        history = keys.pop(key, None)  # re-inserted below: the dict's order is least recently used first
         if history is None:
             self.change_seq += 1
-            keys[call.key] = [call.result_key, 1, self.change_seq, self.turn]
+            keys[key] = result | _STREAK_1 | (self.turn & _M32) << _TURN_SHIFT | self.change_seq << _MARK_SHIFT
             if len(keys) > MAX_KEYS:
-                keys.popitem(last=False)
+                del keys[next(iter(keys))]
             return True
-        keys.move_to_end(call.key)
-        if history[_RESULT] == call.result_key and history[_MARK] == self.change_seq:
-            turn = self.turn
-            if not turn or history[_TURN] != turn:
-                history[_STREAK] += 1
-                history[_TURN] = turn
+        same = history & _M64 == result
+        if same and history >> _MARK_SHIFT == self.change_seq:
+            turn = self.turn & _M32
+            if not turn or (history >> _TURN_SHIFT) & _M32 != turn:
+                streak = min((history >> 64) & _M32, _M32 - 1) + 1
+                keys[key] = (history & _M64) | streak << 64 | turn << _TURN_SHIFT | self.change_seq << _MARK_SHIFT
             else:
+                keys[key] = history
                 self._echo = True
             return False
-        if history[_RESULT] != call.result_key:
+        if not same:
             self.change_seq += 1
-        history[_RESULT] = call.result_key
-        history[_STREAK] = 1
-        history[_MARK] = self.change_seq
-        history[_TURN] = self.turn
+        keys[key] = result | _STREAK_1 | (self.turn & _M32) << _TURN_SHIFT | self.change_seq << _MARK_SHIFT
         return False
 
     def _near_duplicates(self, call: ToolCall, entry: _Recent, new_key: bool,

@@ -108,3 +108,40 @@ def test_long_values_are_cut_after_the_trace_ends() -> None:
     assert record is not None and record.step is not None and len(record.step) <= 256
     assert all(len(key) <= 128 for key in processor.engine._sessions)
     assert per_trace < 16 * 1024, f"{per_trace / 1024:.0f} KiB per ended trace"
+
+
+def test_a_long_run_stays_within_64_kib() -> None:
+    """20,000 steps, ten times what fills the exact-repeat history: the trace stays under 64 KiB (issue 17), and
+    the history is packed ints (no GC-tracked object per key)."""
+    import sys
+    from pathlib import Path
+
+    benchmarks = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    sys.path.insert(0, benchmarks)
+    try:
+        from memory import Workload  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(benchmarks)
+    processor = spanbreaker.BreakerSpanProcessor(max_model_calls=10**9, max_tool_calls=10**9, max_tokens=10**12,
+                                                 max_cost_usd=1e12)
+    workload = Workload(processor)
+    warm = workload.open_root(1)
+    workload.step(warm, 0)
+    workload.end(warm)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        root = workload.open_root(2)
+        for number in range(20_000):
+            workload.step(root, number)
+        gc.collect()
+        size = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert size <= 64 * 1024, f"{size / 1024:.0f} KiB for a 20,000-step trace"  # 180 KiB with a list per key
+    trace = processor.engine.trace(2)
+    assert trace is not None
+    histories = [scope.tools for scope in trace.scopes.values()]
+    assert not any(gc.is_tracked(value) for history in histories for value in history._keys.values())
+    workload.end(root)
