@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from dataclasses import dataclass
 
 from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extract
@@ -53,34 +52,6 @@ counted call (bits 96-127) and the change_seq when the streak began (from bit 12
 object and a third of the memory of a list of four (a long run keeps :data:`MAX_KEYS` of them per agent)."""
 
 
-@dataclass(slots=True)
-class _Recent:
-    call: ToolCall
-    run: int
-    digits: bytes | None
-    """The ASCII digits of the recorded arguments (None when they are not query-sized): a necessary condition
-    for two calls to carry the same numbers, found without folding the text."""
-    result_words: frozenset[str] | None = None
-    """Computed on first need: most calls are never compared fuzzily."""
-    args_numbers: tuple[str, ...] | None = None
-    result_counts: tuple[str, ...] | None = None
-
-    def words(self) -> frozenset[str]:
-        if self.result_words is None:
-            self.result_words = _words(self.call.result_text())
-        return self.result_words
-
-    def counts(self) -> tuple[str, ...]:
-        if self.result_counts is None:
-            self.result_counts = tuple(_COUNT.findall(self.call.result_sample))
-        return self.result_counts
-
-    def numbers(self) -> tuple[str, ...]:
-        if self.args_numbers is None:
-            self.args_numbers = _numbers(self.call.args_text())
-        return self.args_numbers
-
-
 _NUMBER_WORD = re.compile(r"(?<!\S)\S*\d\S*")
 """A word holding a digit, matched from the word's start only (no retry at every character)."""
 _COUNT = re.compile(r"(?:(?<=\\n)|(?<![\w.:/-]))\d+(?![\w.:/-])")
@@ -100,6 +71,28 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_NUMBER_WORD.sub(" ", text).split())
 
 
+def _result_words_of(call: ToolCall) -> frozenset[str]:
+    """The call's result words, computed on first need (most calls are never compared fuzzily)."""
+    words = call.result_words
+    if words is None:
+        words = call.result_words = _words(call.result_text())
+    return words
+
+
+def _result_counts_of(call: ToolCall) -> tuple[str, ...]:
+    counts = call.result_counts
+    if counts is None:
+        counts = call.result_counts = tuple(_COUNT.findall(call.result_sample))
+    return counts
+
+
+def _args_numbers_of(call: ToolCall) -> tuple[str, ...]:
+    numbers = call.args_numbers
+    if numbers is None:
+        numbers = call.args_numbers = _numbers(call.args_text())
+    return numbers
+
+
 _NO_INDEXES: frozenset[int] = frozenset()
 """No earlier call paraphrases this one (shared, never mutated)."""
 
@@ -110,7 +103,7 @@ class _ToolWindow:
     __slots__ = ("digits", "entries")
 
     def __init__(self) -> None:
-        self.entries: list[_Recent] = []
+        self.entries: list[ToolCall] = []
         self.digits: dict[bytes, int] = {}
 
 
@@ -132,7 +125,7 @@ class ToolHistory:
         """Model calls started in this scope (:meth:`model_turn`); 0 while none was seen."""
         self._keys: dict[object, int] = {}
         """Key -> packed history (see :data:`_MARK_SHIFT`), least recently used first."""
-        self._recent: deque[_Recent] = deque()
+        self._recent: deque[ToolCall] = deque()
         """The scope's last :data:`RECENT` calls, any tool, oldest first."""
         self._windows: dict[str, _ToolWindow] = {}
         """The same calls, per tool."""
@@ -179,9 +172,9 @@ class ToolHistory:
             return
         new_key = self._record_exact(call)
         raw = call.raw_args
-        # The ASCII digits of the arguments, in one C pass (no regex): see _Recent.digits.
-        entry = _Recent(call, self._run, None if raw is None else raw.encode("utf-8", "surrogatepass").translate(
-            None, _NOT_DIGITS))
+        # The ASCII digits of the arguments, in one C pass (no regex): see ToolCall.digits.
+        entry = call
+        entry.digits = None if raw is None else raw.encode("utf-8", "surrogatepass").translate(None, _NOT_DIGITS)
         window = self._windows.get(call.name)
         new, paraphrases = (True, 0) if window is None else self._near_duplicates(call, entry, new_key, window)
         if new:
@@ -222,9 +215,9 @@ class ToolHistory:
             self._streak_tool = call.name
             self.unhelpful_streak = 1 if call.error is not None else 0
 
-    def _forget(self, old: _Recent) -> None:
+    def _forget(self, old: ToolCall) -> None:
         """``old`` left the recent window: it is the oldest entry of its tool's window too."""
-        name = old.call.name
+        name = old.name
         window = self._windows[name]
         del window.entries[0]
         if old.digits is not None:
@@ -265,7 +258,7 @@ class ToolHistory:
         keys[key] = result | _STREAK_1 | (self.turn & _M32) << _TURN_SHIFT | self.change_seq << _MARK_SHIFT
         return False
 
-    def _near_duplicates(self, call: ToolCall, entry: _Recent, new_key: bool,
+    def _near_duplicates(self, call: ToolCall, entry: ToolCall, new_key: bool,
                          window: _ToolWindow) -> tuple[bool, int]:
         earlier = window.entries
         if not earlier:
@@ -282,29 +275,28 @@ class ToolHistory:
                 return True, 0  # no recent call has this key (see _record_exact)
             key, result_key = call.key, call.result_key
             for prev in earlier:
-                before = prev.call
-                if before.key == key and (before.result_key == result_key or (
-                        ratio(before.result_text(), call.result_text(), score_cutoff=cutoff) > 0
-                        and entry.words() <= prev.words())):
+                if prev.key == key and (prev.result_key == result_key or (
+                        ratio(prev.result_text(), call.result_text(), score_cutoff=cutoff) > 0
+                        and _result_words_of(entry) <= _result_words_of(prev))):
                     return False, 0
             return True, 0
         new = True
         paraphrases = 0
         for index, prev in enumerate(earlier):
-            before = prev.call
-            if before.key != call.key and index not in similar_args:
+            if prev.key != call.key and index not in similar_args:
                 continue
-            same_result = before.result_key == call.result_key or (
-                ratio(before.result_text(), call.result_text(), score_cutoff=cutoff) > 0
-                and entry.words() <= prev.words() and entry.counts() == prev.counts())
+            same_result = prev.result_key == call.result_key or (
+                ratio(prev.result_text(), call.result_text(), score_cutoff=cutoff) > 0
+                and _result_words_of(entry) <= _result_words_of(prev)
+                and _result_counts_of(entry) == _result_counts_of(prev))
             if not same_result:
                 continue
             new = False
-            if prev.run == self._run and before.key != call.key:
+            if prev.run == self._run and prev.key != call.key:
                 paraphrases += 1
         return new, paraphrases
 
-    def _paraphrased(self, call: ToolCall, entry: _Recent, earlier: list[_Recent]) -> set[int] | frozenset[int]:
+    def _paraphrased(self, call: ToolCall, entry: ToolCall, earlier: list[ToolCall]) -> set[int] | frozenset[int]:
         """Indexes of earlier calls whose arguments paraphrase this call's: character edits ("span-processor")
         or reordered words ("example python ..."), never a different number. One batched rapidfuzz pass per
         scorer: the comparison loop runs in C, not per pair in Python.
@@ -314,17 +306,16 @@ class ToolHistory:
         """
         if not call.query_sized():
             return _NO_INDEXES
-        numbers = entry.numbers()
+        numbers = _args_numbers_of(entry)
         key, digits = call.key, entry.digits
         choices: list[str | None] | None = None
         informative = False
         for index, prev in enumerate(earlier):
-            before = prev.call
-            if prev.digits != digits or before.key == key or not before.query_sized() or prev.numbers() != numbers:
+            if prev.digits != digits or prev.key == key or not prev.query_sized() or _args_numbers_of(prev) != numbers:
                 continue
             if choices is None:
                 choices = [None] * len(earlier)
-            args_text = before.args_text()
+            args_text = prev.args_text()
             choices[index] = args_text
             informative = informative or bool(args_text)
         if choices is None or not informative or len(call.result_text()) < INFORMATIVE_CHARS:
@@ -332,7 +323,7 @@ class ToolHistory:
         cutoff = self.similarity
         found = {index for _, _, index in extract(call.args_text(), choices, scorer=ratio, score_cutoff=cutoff,
                                                   limit=None)}
-        reordered = [prev.call.args_sorted() if choice is not None else None
+        reordered = [prev.args_sorted() if choice is not None else None
                      for prev, choice in zip(earlier, choices, strict=True)]
         found.update(index for _, _, index in extract(call.args_sorted(), reordered, scorer=ratio,
                                                       score_cutoff=cutoff, limit=None))

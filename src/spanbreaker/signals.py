@@ -108,6 +108,16 @@ class ToolCall:
     _args_text: str | None = None
     _args_sorted: str | None = None
     _result_text: str | None = None
+    # Kept here by the tool history (:mod:`spanbreaker.progress`) while the call is in its recent window, rather
+    # than in a wrapper object per call: one GC-tracked object fewer per remembered call.
+    run: int = 0
+    """The exploration run the call belonged to when recorded."""
+    digits: bytes | None = None
+    """The ASCII digits of the recorded arguments (None when they are not query-sized): a necessary condition
+    for two calls to carry the same numbers, found without folding the text."""
+    result_words: frozenset[str] | None = None
+    args_numbers: tuple[str, ...] | None = None
+    result_counts: tuple[str, ...] | None = None
 
     def args_text(self) -> str:
         """Normalised arguments for near-duplicate comparison ('' when not query-sized)."""
