@@ -38,8 +38,15 @@ from .signals import ToolCall
 
 MAX_KEYS = 256
 RECENT = 16
-INFORMATIVE_CHARS = 128
+INFORMATIVE_CHARS = 64
 """Results shorter than this (normalised) are compared by exact arguments only."""
+_CHANGE_ACK = re.compile(
+    r"\b(?:successfully (?:edited|updated|modified|wrote|written|created|replaced|applied|saved|deleted)"
+    r"|replacements? made|(?:file|changes?) (?:created|updated|written|saved|applied))\b", re.IGNORECASE)
+"""A result acknowledging a change it made ("Successfully edited file ... (1 replacement made)"). Calls so
+answered changed something, so two alike are two changes, never a paraphrased question: sibling edits in one
+file answered the same way are progress (a resolved vorflux run), while a reworded search answered with the
+same short text is fixation. Read from the head of the result only."""
 
 
 _M64 = (1 << 64) - 1
@@ -318,7 +325,8 @@ class ToolHistory:
             args_text = prev.args_text()
             choices[index] = args_text
             informative = informative or bool(args_text)
-        if choices is None or not informative or len(call.result_text()) < INFORMATIVE_CHARS:
+        if choices is None or not informative or len(call.result_text()) < INFORMATIVE_CHARS or (
+                _CHANGE_ACK.search(call.result_sample, 0, 256)):
             return _NO_INDEXES
         cutoff = self.similarity
         found = {index for _, _, index in extract(call.args_text(), choices, scorer=ratio, score_cutoff=cutoff,

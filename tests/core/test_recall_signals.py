@@ -198,6 +198,24 @@ def test_input_fixation_quiet_on_edits_acknowledged_alike() -> None:
     assert h.trips == []
 
 
+def test_input_fixation_trips_on_reworded_searches_with_the_same_short_answer() -> None:
+    """The failure beside the acknowledgement look-alike above: a reworded search answered with the same short
+    text (66 characters, no acknowledgement of a change) is fixation, as the launcher's BeeAI app shows."""
+    h = only("input_fixation")
+    queries = ["q3 2019 revenue", "revenue q3 2019", "q3 2019 revenues", "revenue for q3 2019", "2019 q3 revenue",
+               "q3-2019 revenue"]
+    calls = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n in range(1, 21):  # the app's cycle of rewordings; its RequirementAgent is stopped at call 13
+            with h.step(n):
+                h.llm()
+                calls += 1
+                h.tool("search", {"query": queries[(n - 1) % len(queries)]},
+                       output="1. Annual report 2019 - investors page. 2. Press release archive.")
+    assert caught.value.detector == "input_fixation"
+    assert calls <= 13, calls
+
+
 # ------------------------------------------------------------------------------------------------ tool_cycle
 def oscillate(h: Harness, rounds: int) -> None:
     """An edit, the tests, the edit undone, the tests: every test run answers differently from the one before
