@@ -45,7 +45,7 @@ unit: $(VENV)/.dev-installed redis-server
 test: lint unit
 
 # The README's no-code path in fresh virtualenvs: pip install 'spanbreaker[<framework>]' from the index, then
-# opentelemetry-instrument, with and without opentelemetry-distro (minutes: three venvs from the index). CI runs it.
+# opentelemetry-instrument, with and without opentelemetry-distro (minutes: one venv per framework from the index). CI runs it.
 test-fresh: $(VENV)/.dev-installed
 	$(PY) -m pytest -q -m fresh_venv
 
