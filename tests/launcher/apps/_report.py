@@ -14,3 +14,11 @@ def report(summary: dict[str, Any]) -> None:
     if hasattr(provider, "force_flush"):
         provider.force_flush()
     print(json.dumps(summary), flush=True)
+
+
+def note_stop(summary: dict[str, Any], exc: BaseException) -> None:
+    """What stopped the run, into the summary; Ctrl-C and exit pass through. The apps catch BaseException: the
+    breaker's stop is one, and it must not look like a crash."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        raise exc
+    summary.update(outcome="stopped", exception=type(exc).__name__, detector=getattr(exc, "detector", None))

@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository r
 from agno.agent import Agent
 
 from tests.agno.scripted import calls, scripted, tool_call
-from tests.launcher.apps._report import report
+from tests.launcher.apps._report import note_stop, report
 
 SEARCHES = [0]
 
@@ -42,9 +42,7 @@ def main() -> int:
             detector = content.split("[", 1)[1].split("]", 1)[0] if tripped else None
             summary.update(outcome="stopped", exception="Tripped" if tripped else "cancelled", detector=detector)
     except BaseException as exc:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        summary.update(outcome="stopped", exception=type(exc).__name__, detector=getattr(exc, "detector", None))
+        note_stop(summary, exc)
     summary.update(tool_calls=SEARCHES[0], model_calls=calls(model))
     report(summary)
     return 0

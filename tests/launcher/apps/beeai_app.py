@@ -21,7 +21,7 @@ from beeai_framework.memory import UnconstrainedMemory
 from beeai_framework.tools import tool
 
 from tests.beeai.bee import Call, ScriptedChatModel
-from tests.launcher.apps._report import report
+from tests.launcher.apps._report import note_stop, report
 
 SEARCHES = [0]
 PARAPHRASES = ("q3 2019 revenue", "revenue q3 2019", "q3 2019 revenues", "revenue for q3 2019", "2019 q3 revenue",
@@ -43,9 +43,7 @@ async def run() -> dict[str, Any]:
         await agent.run("What was our revenue in Q3 2019?",
                         max_iterations=int(os.environ.get("LAUNCHER_APP_MAX_STEPS", "20")))
     except BaseException as exc:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        summary.update(outcome="stopped", exception=type(exc).__name__, detector=getattr(exc, "detector", None))
+        note_stop(summary, exc)
     summary.update(tool_calls=SEARCHES[0], model_calls=model.calls)
     return summary
 

@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository r
 from langgraph.errors import GraphRecursionError
 
 from tests.langgraph.scripted import build
-from tests.launcher.apps._report import report
+from tests.launcher.apps._report import note_stop, report
 
 
 def main() -> int:
@@ -30,9 +30,7 @@ def main() -> int:
         with contextlib.suppress(GraphRecursionError):
             graph.invoke({"messages": [("user", "What's the weather in Paris?")]}, {"recursion_limit": limit})
     except BaseException as exc:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        summary.update(outcome="stopped", exception=type(exc).__name__, detector=getattr(exc, "detector", None))
+        note_stop(summary, exc)
     summary.update(tool_calls=calls.tools, model_calls=calls.model)
     report(summary)
     return 0

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository r
 
 from llama_index.core.workflow.errors import WorkflowRuntimeError
 
-from tests.launcher.apps._report import report
+from tests.launcher.apps._report import note_stop, report
 from tests.llama_index import scripted
 
 
@@ -30,9 +30,7 @@ def main() -> int:
     except WorkflowRuntimeError:  # LlamaIndex's own guard: max_iterations reached
         summary.update(outcome="max_iterations")
     except BaseException as exc:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-        summary.update(outcome="stopped", exception=type(exc).__name__, detector=getattr(exc, "detector", None))
+        note_stop(summary, exc)
     summary.update(tool_calls=calls.tools, model_calls=calls.model)
     report(summary)
     return 0
