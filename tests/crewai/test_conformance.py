@@ -8,6 +8,7 @@ changes one fails loudly.
 from __future__ import annotations
 
 import threading
+import time
 from importlib.metadata import version
 from typing import Any
 
@@ -72,7 +73,13 @@ def _measure(mode: str, setup: str) -> tuple[str, str, str, str]:
         except spanbreaker.Tripped:
             stop = f"yes, after {calls.tools} tool calls"
         except Exception as exc:  # CrewAI's own guard (5 identical calls)
-            crewai_event_bus.flush()  # event-listener mode: the trip may still be on a handler thread
+            # Event-listener mode: the 5th call's start (where the trip is decided) may still be on a handler
+            # thread of CrewAI's bus when its guard raises; under load flush() has returned before it ran.
+            deadline = time.monotonic() + 10.0
+            crewai_event_bus.flush()
+            while not processor.stats.trips and time.monotonic() < deadline:
+                time.sleep(0.02)
+                crewai_event_bus.flush()
             stop = (f"no: {'the trip is recorded, ' if processor.stats.trips else ''}"
                     f"CrewAI's own guard stops it after {calls.tools} ({type(exc).__name__})")
         return yes_no(kind), yes_no(arguments), yes_no(results), stop
