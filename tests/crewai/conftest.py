@@ -19,17 +19,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import spanbreaker
 from spanbreaker.engine import Stats
 from spanbreaker.instrumentation import attach
-from tests.exported import assert_exported_once
+from tests.framework_env import FrameworkEnv
 
 from .scripted import MODES
 
 
 @dataclass
-class CrewAIEnv:
-    mode: str
-    provider: TracerProvider
-    exporter: InMemorySpanExporter
-    processor: spanbreaker.BreakerSpanProcessor
+class CrewAIEnv(FrameworkEnv):
+    mode: str = "wrapper"
 
     def spans(self) -> tuple[ReadableSpan, ...]:
         from crewai.events import crewai_event_bus
@@ -44,16 +41,6 @@ class CrewAIEnv:
 
         crewai_event_bus.flush()
         return self.processor.stats
-
-    def marked(self, key: str) -> list[ReadableSpan]:
-        return [s for s in self.spans() if (s.attributes or {}).get(key) is True]
-
-    def of_kind(self, kind: str) -> list[ReadableSpan]:
-        return [s for s in self.spans() if (s.attributes or {}).get("openinference.span.kind") == kind]
-
-    def assert_nothing_lost(self) -> None:
-        """Every span the breaker saw start was ended and exported exactly once."""
-        assert_exported_once(self.spans(), self.processor)
 
 
 def instrument(provider: TracerProvider, processor: spanbreaker.BreakerSpanProcessor, mode: str) -> None:
@@ -94,7 +81,7 @@ def make_env() -> Iterator[Callable[..., CrewAIEnv]]:
         exporter = InMemorySpanExporter()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         instrument(provider, processor, instrumentor_mode)
-        env = CrewAIEnv(instrumentor_mode, provider, exporter, processor)
+        env = CrewAIEnv(provider, exporter, processor, instrumentor_mode)
         made.append(env)
         return env
 
