@@ -344,6 +344,8 @@ class BreakerEngine:
                     if up is not None:
                         up.tool_calls += 1
                     signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
+                    if self.shared is not None and signal.args_known:
+                        self.guard(self.shared.tool_started, trace_id, scope.name, signal, attributes)
                     hooks = self._tool_start_hooks
                     if self._steer and _PENDING in scope.slots:  # an end hook's steer waits for this tool
                         pending = self._deliver(trace, scope, entry, signal)
@@ -409,7 +411,14 @@ class BreakerEngine:
                     if not isinstance(signal, ToolCall):
                         return None  # admitted without detection (observe mode while OPEN)
                     fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile)
-                    scope.tools.record(signal)
+                    if self.shared is None:
+                        scope.tools.record(signal)
+                    else:
+                        tools = scope.tools
+                        before = tools.change_seq
+                        tools.record(signal)
+                        self.guard(self.shared.tool_ended, trace.trace_id, scope.name, signal, attributes,
+                                   tools.change_seq != before, tools.counted)
                     hooks = self._tool_end_hooks
                 elif kind is _LLM:
                     if not isinstance(signal, ModelCall):

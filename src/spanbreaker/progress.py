@@ -149,6 +149,11 @@ class ToolHistory:
         self.unhelpful_streak = 0
         """Consecutive calls of the last call's tool whose results were empty or errors (that one included)."""
 
+    @property
+    def counted(self) -> bool:
+        """The call just recorded was a new decision, not an identical call within the same model turn."""
+        return not self._echo
+
     def model_turn(self) -> None:
         """A model call started in this scope: the next identical call is a new decision."""
         self.turn += 1

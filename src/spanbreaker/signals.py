@@ -118,6 +118,12 @@ class ToolCall:
     result_words: frozenset[str] | None = None
     args_numbers: tuple[str, ...] | None = None
     result_counts: tuple[str, ...] | None = None
+    # Set only when shared state is on (:mod:`spanbreaker.state.calls`).
+    shared_key: int = 0
+    """Stable digest of (agent, tool, arguments): the same in every process."""
+    shared_repeats: int = 0
+    """Identical calls with identical results the trace made before this one in every process, nothing changed
+    since, as last read back from the shared state (0 when unknown or stale)."""
 
     def args_text(self) -> str:
         """Normalised arguments for near-duplicate comparison ('' when not query-sized)."""

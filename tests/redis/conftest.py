@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ..core.spans import Harness, make_harness
+from .procs import wait_until
 from .server import RedisServer
 
 
@@ -30,3 +32,16 @@ def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server = RedisServer(tmp_path / "redis").start()
     yield server
     server.stop()
+
+
+@pytest.fixture
+def pair(redis_server: RedisServer, prefix: str) -> Iterator[tuple[Harness, Harness]]:
+    """Two breakers on the session's server, standing for two processes (own clients, own threads)."""
+    made = [make_harness(state=redis_server.url, state_prefix=prefix, state_staleness_s=0.02) for _ in range(2)]
+    # A message published before a subscriber thread has subscribed is not delivered to it (the trip then waits in
+    # the hash for that process's next call): the tests publish only once both listen.
+    client = redis_server.client()
+    assert wait_until(lambda: client.pubsub_numsub(f"{prefix}:trips")[0][1] == 2), "subscribers did not start"
+    yield made[0], made[1]
+    for harness in made:
+        harness.processor.shutdown()

@@ -16,6 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace as otel_trace
+from opentelemetry.context import Context
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload([f"{__package__}.worker", "spanbreaker.state.redis", "redis"])
 
@@ -28,6 +33,18 @@ def wait_until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
             return True
         time.sleep(0.01)
     return False
+
+
+def remote_parent(trace_id: int) -> Context:
+    """A context whose parent is a remote span of ``trace_id``: what a server instrumentation makes of a request's
+    traceparent."""
+    span_context = SpanContext(trace_id, 0xC0FFEE, is_remote=True, trace_flags=TraceFlags(1))
+    return otel_trace.set_span_in_context(NonRecordingSpan(span_context))
+
+
+def in_trace(trace_id: int) -> object:
+    """Attach :func:`remote_parent` as the current context; returns the token to detach."""
+    return otel_context.attach(remote_parent(trace_id))
 
 
 def traceparent() -> tuple[str, str]:

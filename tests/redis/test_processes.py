@@ -128,3 +128,47 @@ def test_delegation_cycle_through_three_processes(redis_server: RedisServer, pre
         assert report["error"] is None and report["trace_ids"] == [trace_hex]
         assert report["record_detector"] == "delegation_cycle", (first, specialist)
     assert (tmp_path / "ans2.txt").read_text() == "stopped: delegation_cycle"
+
+
+def test_a_loop_split_over_two_processes_is_caught(redis_server: RedisServer, prefix: str, tmp_path: Path) -> None:
+    """One agent whose steps run in two worker processes repeats one lookup with the same answer: 4 calls in
+    each would pass (the local limit stops the 5th identical call), the shared ledger stops the loop before the
+    8th. The look-alike: the same two workers, each in a trace of its own, run all 8 calls untripped."""
+    shared_tp, shared_hex = traceparent()
+    workers = Workers(tmp_path)
+    common = {"state": redis_server.url, "prefix": prefix, "steps": 4, "loop": True, "think": 0.15,
+              "name": "researcher"}
+    workers.start(traceparent=shared_tp, **common)
+    workers.start(traceparent=shared_tp, **common)
+    workers.start(traceparent=traceparent()[0], **common)
+    workers.start(traceparent=traceparent()[0], **common)
+    workers.release()
+    first, second, *alone = workers.results()
+
+    for report in alone:
+        _healthy_alone_ok(report)
+        assert report["tool_runs"] == 4
+    for report in (first, second):
+        assert report["error"] is None
+        assert report["exported"] == report["spans_started"], "a span was lost"
+        assert report["trace_ids"] == [shared_hex]
+    assert first["tool_runs"] + second["tool_runs"] < 8, "the loop ran to the end"
+    assert {first["record_detector"], second["record_detector"]} == {"tool_repeat"}
+    vetoed = [r for r in (first, second) if r["tripped"] and "origin" not in r["evidence"]]
+    assert vetoed and vetoed[0]["evidence"]["across_processes"] is True, (first, second)
+    assert vetoed[0]["evidence"]["identical_calls"] <= 6
+
+
+def test_a_polled_result_that_moves_is_not_a_loop_across_processes(redis_server: RedisServer, prefix: str,
+                                                                   tmp_path: Path) -> None:
+    """The same call from both processes, its answer different each time (a job's progress): never a loop."""
+    tp, _ = traceparent()
+    workers = Workers(tmp_path)
+    common = {"state": redis_server.url, "prefix": prefix, "steps": 4, "query": "status of build 7",
+              "think": 0.1, "name": "researcher", "traceparent": tp}
+    workers.start(**common)
+    workers.start(**common)
+    workers.release()
+    for report in workers.results():
+        _healthy_alone_ok(report)
+        assert report["tool_runs"] == 4

@@ -4,13 +4,10 @@ ways, what is stored, configuration. Two breakers here stand for two processes (
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from opentelemetry import context as otel_context
-from opentelemetry import trace as otel_trace
-from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 import spanbreaker
 from spanbreaker.breaker import BreakerState
@@ -18,31 +15,14 @@ from spanbreaker.state import open_trace, reset_trace
 from spanbreaker.state.redis import RedisSharedState, _redact
 
 from ..core.spans import Harness, make_harness
-from .procs import wait_until
+from .procs import in_trace, wait_until
 from .server import RedisServer
-
-
-@pytest.fixture
-def pair(redis_server: RedisServer, prefix: str) -> Iterator[tuple[Harness, Harness]]:
-    made = [make_harness(state=redis_server.url, state_prefix=prefix, state_staleness_s=0.02) for _ in range(2)]
-    # A message published before a subscriber thread has subscribed is not delivered to it (the trip then waits in
-    # the hash for that process's next call): the tests below publish only once both listen.
-    client = redis_server.client()
-    assert wait_until(lambda: client.pubsub_numsub(f"{prefix}:trips")[0][1] == 2), "subscribers did not start"
-    yield made[0], made[1]
-    for harness in made:
-        harness.processor.shutdown()
-
-
-def _in_trace(trace_id: int) -> object:
-    span_context = SpanContext(trace_id, 0xC0FFEE, is_remote=True, trace_flags=TraceFlags(1))
-    return otel_context.attach(otel_trace.set_span_in_context(NonRecordingSpan(span_context)))
 
 
 def test_force_open_in_code_reaches_the_other_process(pair: tuple[Harness, Harness]) -> None:
     first, second = pair
     trace_id = 0x51A7E0001
-    token = _in_trace(trace_id)
+    token = in_trace(trace_id)
     try:
         with second.agent("worker"):
             second.llm()
@@ -61,7 +41,7 @@ def test_reset_from_the_kill_switch_closes_every_breaker(pair: tuple[Harness, Ha
                                                          prefix: str) -> None:
     first, second = pair
     trace_id = 0x51A7E0002
-    token = _in_trace(trace_id)
+    token = in_trace(trace_id)
     try:
         with first.agent("a"), second.agent("b"):
             first.llm()
@@ -84,7 +64,7 @@ def test_only_figures_and_ids_are_stored(pair: tuple[Harness, Harness], redis_se
                                          prefix: str) -> None:
     first, _ = pair
     trace_id = 0x51A7E0003
-    token = _in_trace(trace_id)
+    token = in_trace(trace_id)
     try:
         with first.agent("a", task="SECRET TASK TEXT"):
             first.llm(input_value="SECRET PROMPT")
@@ -108,7 +88,7 @@ def test_error_text_and_model_code_are_not_stored(pair: tuple[Harness, Harness],
     trace_id = 0x51A7E0005
     message = ("Code execution failed at line 'print(table[\"SECRET-4471\"])' due to: InterpreterError: Could not "
                "index {'a': 1} with 'SECRETError': KeyError: 'SECRETError'")
-    token = _in_trace(trace_id)
+    token = in_trace(trace_id)
     try:
         with pytest.raises(spanbreaker.Tripped) as caught, first.agent("a"):
             for n in range(1, 10):
@@ -141,7 +121,7 @@ def test_password_in_the_url(tmp_path: Path, caplog: pytest.LogCaptureFixture) -
     try:
         harness = make_harness(state=server.url, state_staleness_s=0.02)
         wrong = make_harness(state=server.url.replace("s3cret-pw", "wrong"), state_staleness_s=0.02)
-        token = _in_trace(0x51A7E0004)
+        token = in_trace(0x51A7E0004)
         try:
             with caplog.at_level(logging.WARNING, logger="spanbreaker.state"), harness.agent("a"), wrong.agent("b"):
                 harness.llm()
@@ -163,7 +143,7 @@ def test_unix_socket_url(tmp_path: Path) -> None:
     server = RedisServer(tmp_path / "unix", unix_socket=sock).start()
     try:
         harness = make_harness(state=f"unix://{sock}?db=0", state_staleness_s=0.02)
-        token = _in_trace(0x51A7E0005)
+        token = in_trace(0x51A7E0005)
         try:
             with harness.agent("a"):
                 harness.llm()

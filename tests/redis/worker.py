@@ -61,20 +61,22 @@ def call_remote(request: Path, response: Path, task: str) -> str:
 
 
 class ScriptedModel(Model):
-    """Asks for ``lookup`` ``steps`` times (new topics when healthy, one topic when looping), then answers."""
+    """Asks for ``lookup`` ``steps`` times (new topics when healthy, one topic when looping, or always ``query``),
+    then answers; ``think`` seconds per call stand for the model's latency."""
 
-    def __init__(self, steps: int, loop: bool, **kwargs: Any) -> None:
+    def __init__(self, steps: int, loop: bool, query: str | None = None, think: float = 0.0, **kwargs: Any) -> None:
         super().__init__(model_id="scripted-model", **kwargs)
-        self.steps, self.loop, self.calls = steps, loop, 0
+        self.steps, self.loop, self.query, self.think, self.calls = steps, loop, query, think, 0
 
     def generate(self, messages: Any, stop_sequences: Any = None, response_format: Any = None,
                  tools_to_call_from: Any = None, **kwargs: Any) -> ChatMessage:
         i = self.calls
         self.calls += 1
+        time.sleep(self.think)
         if i >= self.steps:
             name, args = "final_answer", {"answer": f"done after {i} lookups"}
         else:
-            name, args = "lookup", {"query": "the same page" if self.loop else f"topic number {i}"}
+            name, args = "lookup", {"query": self.query or ("the same page" if self.loop else f"topic number {i}")}
         call = ChatMessageToolCall(id=f"call_{i}", type="function",
                                    function=ChatMessageToolCallFunction(name=name, arguments=args))
         return ChatMessage(role=MessageRole.ASSISTANT, content=None, tool_calls=[call],
@@ -129,7 +131,7 @@ def main(spec: dict[str, Any]) -> dict[str, Any]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     instrumentor = SmolagentsInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
-    model = ScriptedModel(int(spec.get("steps", 5)), loop)
+    model = ScriptedModel(int(spec.get("steps", 5)), loop, spec.get("query"), float(spec.get("think", 0.0)))
     agent = ToolCallingAgent(tools=[lookup], model=model, max_steps=int(spec.get("steps", 5)) + 3,
                              name=spec.get("name", "worker"), verbosity_level=0)
     if spec.get("ready"):

@@ -80,15 +80,19 @@ def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozense
     return tool, text
 
 
-def args_fingerprint(tool: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int) -> str:
-    """A stable hex fingerprint of a tool call's (name, canonical arguments), for evidence.
+def args_fingerprint(tool: str, attributes: Mapping[str, Any], volatile: frozenset[str], cap: int,
+                     agent: str | None = None) -> str:
+    """A stable hex fingerprint of a tool call's (name, canonical arguments), for evidence; of (agent, name,
+    canonical arguments) with ``agent``, for the shared call ledger (:mod:`spanbreaker.state.calls`).
 
-    Computed when a trip is reported, from the span's recorded attributes: the in-memory keys are per-process
-    hashes, and evidence must read the same in every process and every replay. ``tool`` is the call's name as
-    :func:`tool_start` read it from the same attributes.
+    Computed from the span's recorded attributes: the in-memory keys are per-process hashes, and evidence must
+    read the same in every process and every replay. ``tool`` is the call's name as :func:`tool_start` read it
+    from the same attributes.
     """
     _, text = _tool_arguments(tool, attributes, volatile, cap)
-    return digest(f"{tool}\x1f{text or ''}", cap)
+    if agent is None:
+        return digest(f"{tool}\x1f{text or ''}", cap)
+    return digest(f"{agent}\x1f{tool}\x1f{text or ''}", cap)
 
 
 _VOLATILE_PATTERNS: dict[frozenset[str], tuple[str, ...]] = {}

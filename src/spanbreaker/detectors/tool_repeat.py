@@ -35,18 +35,24 @@ class ToolRepeat(Detector):
         return self._check(scope, span, call, scope.tools.streak(call.key) - 1)
 
     def _check(self, scope: AgentScope, span: OpenSpan, call: ToolCall, repeats: int) -> Finding | None:
-        """``repeats``: identical calls with identical results before this one, nothing changed in between."""
+        """``repeats``: identical calls with identical results before this one, nothing changed in between, in
+        this process; with shared state, the trace's count over every process when that is higher
+        (:mod:`spanbreaker.state.calls`)."""
+        shared = call.shared_repeats > repeats
+        if shared:
+            repeats = call.shared_repeats
         config = self.config
         if not self.no_polling_tools and config.is_polling_tool(call.name):
             return None
         limit = (None if self.no_polling_tools else config.policy_for(call.name).repeat_max) or config.tool_repeat_max
         if repeats >= limit:
+            evidence = {"across_processes": True} if shared else {}
             return self.trip(
                 f"{call.name} called {repeats + 1} times with identical arguments and identical results, "
-                f"nothing changed in between",
+                f"nothing changed in between{' (counted across the processes of this trace)' if shared else ''}",
                 tool=call.name, identical_calls=repeats + 1, limit=limit,
                 args_fingerprint=args_fingerprint(call.name, span.attributes, config.volatile_arg_keys,
-                                                  config.max_attribute_chars),
+                                                  config.max_attribute_chars), **evidence,
             )
         if limit > 1 and repeats == limit - 1:
             return self.warn(f"{call.name} repeated {repeats} times without progress", tool=call.name,

@@ -7,9 +7,11 @@ A failure is counted by the engine and detection goes on with the local view.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from ..breaker import TripRecord
+from ..signals import ToolCall
 
 
 class SharedState(Protocol):
@@ -19,6 +21,15 @@ class SharedState(Protocol):
 
     def add_usage(self, trace_id: int, tokens: int, model_calls: int, tool_calls: int, cost_usd: float) -> None:
         """This process spent this on the trace (summed and sent later)."""
+        ...
+
+    def tool_started(self, trace_id: int, agent: str, call: ToolCall, attributes: Mapping[str, Any]) -> None:
+        """A tool call with recorded arguments starts: key it stably, fill ``call.shared_repeats`` (memory only)."""
+        ...
+
+    def tool_ended(self, trace_id: int, agent: str, call: ToolCall, attributes: Mapping[str, Any],
+                   changed: bool, counted: bool) -> None:
+        """A tool call ended and was recorded here: queue what it showed for the other processes."""
         ...
 
     def inherited_chain(self) -> tuple[str, ...]:

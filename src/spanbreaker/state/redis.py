@@ -36,11 +36,15 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..breaker import TripRecord
+from ..signals import ToolCall
 from ..tracestate import Totals
+from . import calls
+from .calls import LEDGER_LUA
 from .fleet import FleetRule, fleet_value
 from .propagation import inherited_chain, register
 from .quiet import quiet
@@ -64,12 +68,13 @@ MAX_REMOTE_TRIPS = 10_000
 """Trips heard from other processes and not yet consumed here (oldest dropped first)."""
 MAX_BACKLOG = 10_000
 """Ended traces whose usage, and trip/reset messages, wait for an unreachable Redis (oldest dropped first).
-An ended trace waits as a few integers (about 0.5 KiB), so a full backlog is a few MiB however long the outage."""
+An ended trace waits as a few integers (about 0.7 KiB), so a full backlog is a few MiB however long the outage."""
 
-_USAGE_LUA = """
+_USAGE_LUA = ("""
 local f = 's:' .. ARGV[1]
 local seq = tonumber(ARGV[2])
 local last = redis.call('HGET', KEYS[1], f)
+local applied = true
 if not last then
   redis.call('HINCRBY', KEYS[1], 't', ARGV[8])
   redis.call('HINCRBY', KEYS[1], 'm', ARGV[9])
@@ -82,12 +87,18 @@ elseif tonumber(last) < seq then
   redis.call('HINCRBY', KEYS[1], 'c', ARGV[6])
   redis.call('HINCRBY', KEYS[1], 'n', ARGV[7])
   redis.call('HSET', KEYS[1], f, seq)
+else
+  applied = false
+end
+if applied then
+""" + LEDGER_LUA + """
 end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return redis.call('HMGET', KEYS[1], 't', 'm', 'c', 'n', 'trip')
-"""
+""")
 """Apply one process's batch to a trace once: by delta when its previous batch is there, by its cumulative
-contribution when the hash is new or was lost (expired, Redis restarted). Returns the shared totals."""
+contribution when the hash is new or was lost (expired, Redis restarted), then its tool-call observations
+(:mod:`.calls`). Returns the shared totals."""
 
 _FIELDS = ("t", "m", "c", "n", "trip")
 
@@ -150,6 +161,29 @@ class _Book:
     """What ``owner`` has handed to the flusher: subtracted from the shared total to get the others' share."""
     total: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     """Everything this process ever added to the trace (re-seeds a hash lost in a restart)."""
+    calls: list[str] = field(default_factory=list)
+    """Tool-call observations not yet handed to the flusher, flat: key, result, counted (:mod:`.calls`)."""
+    lost: bool = False
+    """Observations were dropped (a long outage): the ledger is told something changed."""
+    changes: int = 0
+    """Calls made here that changed something, in this process's view (any agent of the trace)."""
+    taken_changes: int = 0
+    """``changes`` when the flusher last took the observations: streaks read back are valid while equal."""
+    watch: dict[int, None] = field(default_factory=dict)
+    """Keys of the last :data:`~.calls.WATCHED` calls made here, least recent first: their streaks are read back."""
+    streaks: tuple[int, dict[int, int]] | None = None
+    """The shared streaks last read back, and the ``taken_changes`` they answer."""
+
+
+@dataclass(slots=True)
+class _Batch:
+    """One trace's share of a flush: usage delta and cumulative total, and its call observations."""
+
+    tid: int
+    delta: list[int]
+    total: list[int]
+    lost: bool
+    calls: list[str]
 
 
 @dataclass
@@ -180,6 +214,8 @@ class RedisSharedState:
         self.origin = uuid.uuid4().hex[:16]
         self.stats = SharedStats()
         self.channel = trips_channel(self.prefix)
+        self._volatile: frozenset[str] = frozenset(config.volatile_arg_keys)
+        self._cap: int = config.max_attribute_chars
         self._client = client if client is not None else make_client(url)
         self._script = self._client.register_script(_USAGE_LUA)
         self._trip_client: Any = None
@@ -192,7 +228,7 @@ class RedisSharedState:
         self._ended: OrderedDict[int, _Book] = OrderedDict()
         """Ended traces whose usage waits for Redis, oldest first: at most ``MAX_BACKLOG``."""
         self._ops: list[tuple[str, int, str]] = []
-        self._inflight: tuple[int, list[tuple[int, list[int], list[int]]]] | None = None
+        self._inflight: tuple[int, list[_Batch]] | None = None
         self._seq = 0
         self._trips: OrderedDict[int, TripRecord] = OrderedDict()
         self._delivered: dict[int, str] = {}
@@ -234,15 +270,21 @@ class RedisSharedState:
         assert self.fleet is not None
         return fleet_value(self.processor.engine.trace(trace_id), self.fleet.attribute)
 
+    def _book(self, trace_id: int, owner: Any) -> _Book:
+        """The trace's book (lock held): new, or a trace id seen again after its trace ended here."""
+        book = self._books.get(trace_id)
+        if book is None:
+            book = self._books[trace_id] = self._ended.pop(trace_id) if trace_id in self._ended else _Book(owner)
+        if book.owner is not owner:
+            book.owner, book.sent = owner, [0, 0, 0, 0]
+            book.streaks = None
+        return book
+
     def add_usage(self, trace_id: int, tokens: int, model_calls: int, tool_calls: int, cost_usd: float) -> None:
         owner = self.processor.engine.trace(trace_id)
         nano = round((cost_usd or 0.0) * NANO_USD)
         with self._lock:
-            book = self._books.get(trace_id)
-            if book is None:  # new, or a trace id seen again after its trace ended here
-                book = self._books[trace_id] = self._ended.pop(trace_id) if trace_id in self._ended else _Book(owner)
-            if book.owner is not owner:
-                book.owner, book.sent = owner, [0, 0, 0, 0]
+            book = self._book(trace_id, owner)
             pending = book.pending
             pending[0] += int(tokens or 0)
             pending[1] += int(model_calls or 0)
@@ -252,6 +294,41 @@ class RedisSharedState:
                 if book.fleet is None:
                     book.fleet = fleet_value(owner, self.fleet.attribute)
                 self.fleet.add(book.fleet, int(tokens or 0), nano)
+
+    def tool_started(self, trace_id: int, agent: str, call: ToolCall, attributes: Mapping[str, Any]) -> None:
+        """Key a call whose arguments are recorded (at its start, or at its end when they came only then) and
+        say how many identical calls with identical results the trace made before it, in every process, with
+        nothing changed since (``call.shared_repeats``, read by ``tool_repeat``). Memory only."""
+        key = call.shared_key = calls.call_key(agent, call, attributes, self._volatile, self._cap)
+        book = self._books.get(trace_id)
+        read = book.streaks if book is not None else None
+        if read is not None and book is not None and read[0] == book.changes:  # no change here since the read
+            call.shared_repeats = read[1].get(key, 0)
+
+    def tool_ended(self, trace_id: int, agent: str, call: ToolCall, attributes: Mapping[str, Any],
+                   changed: bool, counted: bool) -> None:
+        """Queue what a finished call showed for the shared ledger. ``changed``: it changed something in this
+        process's view; ``counted``: it was a new decision (not an identical call within one model turn)."""
+        if call.keyed_at_end:
+            self.tool_started(trace_id, agent, call, attributes)
+        known = call.args_known and call.result_known and call.shared_key != 0
+        observation = ((f"{call.shared_key:016x}", calls.result_digest(call, self._cap), "1" if counted else "0")
+                       if known else (calls.CHANGE, "-", "-"))
+        owner = self.processor.engine.trace(trace_id)
+        with self._lock:
+            book = self._book(trace_id, owner)
+            if changed:
+                book.changes += 1
+            if len(book.calls) >= 3 * calls.MAX_PENDING:
+                book.calls.clear()
+                book.lost = True
+            book.calls.extend(observation)
+            if known:
+                watch = book.watch
+                watch.pop(call.shared_key, None)
+                watch[call.shared_key] = None
+                if len(watch) > calls.WATCHED:
+                    del watch[next(iter(watch))]
 
     def inherited_chain(self) -> tuple[str, ...]:
         """Agents of the remote caller, from the request's context (see :mod:`.propagation`)."""
@@ -287,8 +364,12 @@ class RedisSharedState:
         self._wake.set()
 
     def reset(self, trace_id: int) -> None:
+        owner = self.processor.engine.trace(trace_id)
         with self._lock:
             self._trips.pop(trace_id, None)
+            book = self._book(trace_id, owner)  # the loop is forgiven everywhere: every streak starts afresh
+            book.calls.extend((calls.CHANGE, "-", "-"))
+            book.changes += 1
             if getattr(self._local, "applying", False):
                 return  # a reset heard from elsewhere: do not echo it back
             self._ops.append(("reset", trace_id, json.dumps({"op": "reset", "trace": trace_hex(trace_id),
@@ -345,14 +426,15 @@ class RedisSharedState:
         with self._lock:
             ops, self._ops = self._ops, []
             if self._inflight is None:
-                batch: list[tuple[int, list[int], list[int]]] = []
+                batch: list[_Batch] = []
                 for tid, book in (*self._books.items(), *self._ended.items()):
-                    if any(book.pending):
+                    if any(book.pending) or book.calls or book.lost:
                         delta = book.pending
                         book.pending = [0, 0, 0, 0]
                         book.sent = [a + b for a, b in zip(book.sent, delta, strict=True)]
                         book.total = [a + b for a, b in zip(book.total, delta, strict=True)]
-                        batch.append((tid, delta, list(book.total)))
+                        batch.append(_Batch(tid, delta, list(book.total), book.lost, book.calls))
+                        book.calls, book.lost, book.taken_changes = [], False, book.changes
                 self._ended.clear()  # all taken: the batch carries what they still had to send
                 if batch:
                     self._seq += 1
@@ -373,10 +455,11 @@ class RedisSharedState:
         written: set[int] = set()
         if inflight is not None:
             seq, batch = inflight
-            for tid, delta, total in batch:
-                self._script(keys=[trace_key(self.prefix, tid)],
-                             args=[self.origin, seq, self.ttl_s, *delta, *total], client=pipe)
-                written.add(tid)
+            for entry in batch:
+                self._script(keys=[trace_key(self.prefix, entry.tid)],
+                             args=[self.origin, seq, self.ttl_s, *entry.delta, *entry.total,
+                                   "1" if entry.lost else "0", calls.MAX_FIELDS, *entry.calls], client=pipe)
+                written.add(entry.tid)
         idle = [tid for tid in live if tid not in written and tid not in touched]
         reads = [tid for tid in live if tid not in written and tid in touched]
         refresh = time.monotonic() - self._refreshed_at >= self.ttl_s / 3
@@ -387,6 +470,9 @@ class RedisSharedState:
         for tid in reads:
             pipe.hmget(trace_key(self.prefix, tid), *_FIELDS)
         fleets = self.fleet.queue(pipe, fleet_batch) if self.fleet is not None else []
+        watched = self._watched((*written, *reads))
+        for tid, _, keys in watched:
+            pipe.hmget(trace_key(self.prefix, tid), "q", *[calls.field(key) for key in keys])
         try:
             results = pipe.execute(raise_on_error=True)
         except Exception as exc:
@@ -397,6 +483,10 @@ class RedisSharedState:
                     self.fleet.restore(fleet_batch)
             self._failed(exc)
             return
+        if watched:
+            streak_answers = results[len(results) - len(watched):]
+            results = results[:len(results) - len(watched)]
+            self._read_streaks(watched, streak_answers)
         if fleets:
             fleet_answers = results[len(results) - 4 * len(fleets):]
             results = results[:len(results) - 4 * len(fleets)]
@@ -408,9 +498,23 @@ class RedisSharedState:
         self._succeeded()
         first_script = len(results) - len(written) - len(reads) - (len(reads) + len(idle) if refresh else 0)
         answers = results[first_script:first_script + len(written)] + (results[-len(reads):] if reads else [])
-        tids = ([tid for tid, _, _ in inflight[1]] if inflight is not None else []) + reads
+        tids = ([entry.tid for entry in inflight[1]] if inflight is not None else []) + reads
         for tid, answer in zip(tids, answers, strict=True):
             self._apply(tid, answer)
+
+    def _watched(self, tids: tuple[int, ...]) -> list[tuple[int, int, list[int]]]:
+        """Per trace flushed or read this cycle: the changes the streak read will answer for, and the keys of the
+        calls made here lately (:mod:`.calls`)."""
+        with self._lock:
+            return [(tid, book.taken_changes, list(book.watch)) for tid in tids
+                    if (book := self._books.get(tid)) is not None and book.watch]
+
+    def _read_streaks(self, watched: list[tuple[int, int, list[int]]], answers: list[Any]) -> None:
+        with self._lock:
+            for (tid, taken, keys), answer in zip(watched, answers, strict=True):
+                book = self._books.get(tid)
+                if book is not None:
+                    book.streaks = (taken, calls.streaks(keys, answer))
 
     def _apply(self, tid: int, answer: list[Any]) -> None:
         """Turn the shared totals of a trace into the others' share, and pick up a trip we have not seen."""
@@ -438,8 +542,10 @@ class RedisSharedState:
                 if book.owner is not None and live(tid) is book.owner:
                     continue
                 del self._books[tid]
-                if any(book.pending):
-                    book.owner = None
+                if any(book.pending) or book.calls or book.lost:
+                    book.owner, book.watch, book.streaks = None, {}, None  # nothing more is decided here
+                    if self._degraded and book.calls:  # an outage keeps a few figures per ended trace, not its calls
+                        book.calls, book.lost = [], True
                     self._ended[tid] = book
             while len(self._ended) > MAX_BACKLOG:
                 self._ended.popitem(last=False)
