@@ -20,8 +20,8 @@ from opentelemetry import trace as otel_trace
 import spanbreaker
 from spanbreaker.state import calls
 
-from ..core.spans import Harness
-from .procs import remote_parent
+from ..core.spans import Harness, make_harness
+from .procs import remote_parent, wait_until
 from .server import RedisServer
 
 AGENT = "researcher"
@@ -169,3 +169,33 @@ def test_the_ledger_is_bounded_in_redis(trace: Trace, redis_server: RedisServer,
     stored = redis_server.client().hgetall(f"{prefix}:trace:{trace.trace_id:032x}")
     assert sum(1 for name in stored if name.startswith(b"k:")) <= 9
     assert int(stored[b"kn"]) <= 9
+
+
+def test_redis_down_the_shared_count_is_set_aside_and_nothing_breaks(own_redis: RedisServer, prefix: str) -> None:
+    """While Redis is down a process cannot know what the others changed: it decides on its own calls only, and the
+    app sees no error (the local limit still holds)."""
+    made = (make_harness(state=own_redis.url, state_prefix=prefix, state_staleness_s=0.02),
+            make_harness(state=own_redis.url, state_prefix=prefix, state_staleness_s=0.02))
+    trace = Trace(made, int(uuid.uuid4().hex, 16))
+    try:
+        for process in (0, 1, 0, 1):
+            trace.call(process)
+        own_redis.kill()
+        assert wait_until(lambda: all(h.processor.shared.degraded for h in made))
+        first = made[0]
+        token = otel_context.attach(trace.contexts[0])
+        try:
+            first.llm()
+            first.tool("search", SAME, output=ANSWER)  # the 5th call: 3rd here, under the local limit
+            first.llm()
+            first.tool("search", SAME, output=ANSWER)
+            with pytest.raises(spanbreaker.Tripped) as caught:  # the 5th here: the local count trips
+                first.llm()
+                first.tool("search", SAME, output=ANSWER)
+        finally:
+            otel_context.detach(token)
+        assert caught.value.evidence["identical_calls"] == 5 and "across_processes" not in caught.value.evidence
+    finally:
+        trace.end()
+        for harness in made:
+            harness.processor.shutdown()

@@ -18,7 +18,8 @@ Where it errs, and which way:
   streak of the tests another service runs. Conservative: fewer trips, never one across a change it was told of.
 * Between processes, order is arrival order at Redis, late by up to one staleness window. The streaks read
   back are set aside at the first local change after the batch they answer was taken, so a stale streak never
-  outlives an edit made here; a change made elsewhere within the last window can be seen one call late.
+  outlives an edit made here, and while Redis is down; a change made elsewhere since the last read (within a
+  staleness window, or during this process's model call) can be seen one call late.
 * A process only reads back calls it made itself (the last :data:`WATCHED` per trace), so the veto comes from the
   second identical call a process makes, at the latest; a loop alternating between two processes is caught one
   call later than in one process.

@@ -301,7 +301,7 @@ class RedisSharedState:
         nothing changed since (``call.shared_repeats``, read by ``tool_repeat``). Memory only."""
         key = call.shared_key = calls.call_key(agent, call, attributes, self._volatile, self._cap)
         book = self._books.get(trace_id)
-        read = book.streaks if book is not None else None
+        read = book.streaks if book is not None and not self._degraded else None  # stale while Redis is down
         if read is not None and book is not None and read[0] == book.changes:  # no change here since the read
             call.shared_repeats = read[1].get(key, 0)
 
