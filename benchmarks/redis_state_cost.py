@@ -4,16 +4,18 @@
    span, OpenInference-shaped, through a real SDK ``TracerProvider``) runs on a bare provider, with the breaker
    keeping state in memory, and with the breaker sharing state on a real ``redis-server`` on loopback. Rounds are
    interleaved and the fastest of each kept. The hot path never waits on Redis, so the ratio stays near 1.
-2. Worst-case overrun: two breakers (two processes' worth: each its own Redis client and threads) share one trace
+2. A loop split over processes (``--only loops``): the identical call made in turn by 2 or 3 breakers of one trace,
+   each after a model call of a given latency; prints which call ``tool_repeat`` vetoed (the 5th in one process).
+3. Worst-case overrun: two breakers (two processes' worth: each its own Redis client and threads) share one trace
    with ``max_model_calls``; both call the model in a loop at a given interval until the trace trips. The calls
    admitted past the budget are what the others did inside one staleness window (they see each other's spend only
    at the next flush): about (processes - 1) x staleness / interval, plus one per process.
-3. Outage: the breaker's own ``redis-server`` is killed, 2,000 traces of 20 steps (``memory.py``'s workload) start
+4. Outage: the breaker's own ``redis-server`` is killed, 2,000 traces of 20 steps (``memory.py``'s workload) start
    and end, and the memory the breaker still holds for them (``tracemalloc``, after a full collection) is what an
    outage costs; the flusher thread's CPU time per cycle while Redis stays down shows whether each cycle re-sends
    the queue. Redis then restarts empty and the usage that waited must be counted exactly once.
 
-    python benchmarks/redis_state_cost.py [--rounds 5] [--url redis://127.0.0.1:6379/0] [--only outage]
+    python benchmarks/redis_state_cost.py [--rounds 5] [--url redis://127.0.0.1:6379/0] [--only cost|loops|outage]
 
 Without ``--url`` it starts ``redis-server`` on a free loopback port (``make redis-server`` installs it); the outage
 part always starts its own (it kills it).
@@ -160,6 +162,54 @@ def overrun(url: str, staleness: float, interval: float, budget: int, processes:
     return total, total - budget
 
 
+def split_loop(url: str, staleness: float, latency: float, processes: int = 2) -> int:
+    """The identical call (same arguments, same answer) made in turn by ``processes`` breakers of one trace, each
+    after ``latency`` seconds of model time: the number of the call that was vetoed (5 in one process)."""
+    trace_id = int.from_bytes(os.urandom(16), "big") | 1
+    parent = otel_trace.set_span_in_context(
+        NonRecordingSpan(SpanContext(trace_id, 0xABC, is_remote=True, trace_flags=TraceFlags(1))))
+    turn = threading.Condition()
+    made = [0]
+    vetoed: list[int] = []
+
+    def worker(index: int) -> None:
+        processor = spanbreaker.BreakerSpanProcessor(state=url, state_staleness_s=staleness, state_prefix="bench")
+        provider = TracerProvider()
+        provider.add_span_processor(processor)
+        tracer = provider.get_tracer(SCOPE)
+        token = otel_context.attach(parent)
+        try:
+            with tracer.start_as_current_span("researcher.run", attributes={"openinference.span.kind": "AGENT"}):
+                while made[0] < 20 and not vetoed:
+                    with turn:
+                        turn.wait_for(lambda: made[0] % processes == index or bool(vetoed))
+                    if vetoed:
+                        break
+                    with tracer.start_as_current_span("Model.generate", attributes={
+                            "openinference.span.kind": "LLM", "llm.model_name": "scripted"}):
+                        time.sleep(latency)
+                    try:
+                        with tracer.start_as_current_span("search", attributes={
+                                "openinference.span.kind": "TOOL", "tool.name": "search",
+                                "input.value": '{"query": "why does shutdown hang"}'}) as span:
+                            span.set_attribute("output.value", "Shutdown flushes the exporters first.")
+                    except spanbreaker.Tripped:
+                        vetoed.append(made[0] + 1)
+                    with turn:
+                        made[0] += 1
+                        turn.notify_all()
+        finally:
+            otel_context.detach(token)
+            processor.shutdown()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(processes)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return vetoed[0] if vetoed else 0
+
+
 def _flusher_cpu(shared: object) -> float:
     thread = shared._flusher  # type: ignore[attr-defined]
     return time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
@@ -221,7 +271,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--runs", type=int, default=200, help="short runs per round")
     parser.add_argument("--url", help="an existing Redis (default: start redis-server on loopback)")
-    parser.add_argument("--only", choices=["cost", "overrun", "outage"], help="run one part")
+    parser.add_argument("--only", choices=["cost", "overrun", "loops", "outage"], help="run one part")
     args = parser.parse_args()
     print(f"python {platform.python_version()} on {platform.machine()}")
     if args.only == "outage":
@@ -230,7 +280,13 @@ def main() -> None:
     with redis_server(args.url) as url:
         if args.only in (None, "cost"):
             cost(url, args.rounds, args.runs)
-        if args.only == "cost":
+        if args.only in (None, "loops"):
+            print("a loop split over processes: the identical call made in turn by N breakers of one trace "
+                  "(tool_repeat_max 4: one process vetoes call 5), default staleness 0.25 s")
+            print(f"  {'processes':>10}{'model latency':>15}{'call vetoed':>13}")
+            for processes, latency in ((2, 1.0), (2, 0.3), (2, 0.05), (3, 0.3)):
+                print(f"  {processes:>10}{latency * 1000:>12.0f} ms{split_loop(url, 0.25, latency, processes):>13}")
+        if args.only in ("cost", "loops"):
             return
         print("worst-case overrun: 2 breakers share a trace, max_model_calls=100, default staleness 0.25 s")
         print(f"  {'call interval':>14}{'calls/window':>14}{'admitted':>10}{'overrun':>9}")

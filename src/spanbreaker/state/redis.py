@@ -219,6 +219,8 @@ class RedisSharedState:
         self._client = client if client is not None else make_client(url)
         self._script = self._client.register_script(_USAGE_LUA)
         self._trip_client: Any = None
+        self._repeating: set[int] = set()
+        """Traces where a call of this process has a shared streak of 2 or more: read back at every cycle."""
         self._touched: set[int] = set()
         """Traces with a model, tool or agent call since the last flush: the ones whose shared totals are read."""
         self._error_metric = _error_counter()
@@ -503,10 +505,12 @@ class RedisSharedState:
             self._apply(tid, answer)
 
     def _watched(self, tids: tuple[int, ...]) -> list[tuple[int, int, list[int]]]:
-        """Per trace flushed or read this cycle: the changes the streak read will answer for, and the keys of the
-        calls made here lately (:mod:`.calls`)."""
+        """Per trace flushed or read this cycle, and per trace where a call is repeating (a shared streak of 2 or
+        more: re-read every cycle, so the call after the model's turn meets the other processes' latest calls):
+        the changes the read will answer for, and the keys of the calls made here lately (:mod:`.calls`)."""
         with self._lock:
-            return [(tid, book.taken_changes, list(book.watch)) for tid in tids
+            self._repeating &= self._books.keys()
+            return [(tid, book.taken_changes, list(book.watch)) for tid in dict.fromkeys((*tids, *self._repeating))
                     if (book := self._books.get(tid)) is not None and book.watch]
 
     def _read_streaks(self, watched: list[tuple[int, int, list[int]]], answers: list[Any]) -> None:
@@ -515,6 +519,10 @@ class RedisSharedState:
                 book = self._books.get(tid)
                 if book is not None:
                     book.streaks = (taken, calls.streaks(keys, answer))
+                    if any(streak >= 2 for streak in book.streaks[1].values()):
+                        self._repeating.add(tid)
+                    else:
+                        self._repeating.discard(tid)
 
     def _apply(self, tid: int, answer: list[Any]) -> None:
         """Turn the shared totals of a trace into the others' share, and pick up a trip we have not seen."""
