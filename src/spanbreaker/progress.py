@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from typing import Final
 
 from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extract
 
+from .conventions.frameworks import ARGS_ENVELOPE
+from .fingerprint import SIMILARITY_CHARS, similarity_text
 from .signals import ToolCall
 
 MAX_KEYS = 256
@@ -73,31 +76,107 @@ def _numbers(text: str) -> tuple[str, ...]:
     return tuple(_NUMBER_WORD.findall(text))
 
 
-def _words(text: str) -> frozenset[str]:
+def _words(text: str) -> tuple[str, ...]:
     """Words of a (bounded) result, ignoring any with digits: timings and ids change on every call."""
-    return frozenset(_NUMBER_WORD.sub(" ", text).split())
+    return tuple(_NUMBER_WORD.sub(" ", text).split())
 
 
-def _result_words_of(call: ToolCall) -> frozenset[str]:
-    """The call's result words, computed on first need (most calls are never compared fuzzily)."""
-    words = call.result_words
-    if words is None:
-        words = call.result_words = _words(call.result_text())
-    return words
+_Entry = tuple[str, int, int, "str | None", str, "bytes | None", int]
+"""A call in the recent window, as a plain tuple: (tool name, key, result key, raw arguments, result sample, digits,
+run). A tuple of strings, ints and bytes is untracked by the collector (an instance of a class, a named tuple
+included, never is), so a live trace holds no GC-tracked object per remembered call. ``raw arguments``: the
+recorded arguments when query-sized, else None (see :attr:`ToolCall.raw_args`). ``digits``: the ASCII digits of
+those arguments (None when not query-sized), a necessary condition for two calls to carry the same numbers, found
+without folding the text. ``run``: the exploration run the call belonged to. Texts derived for near-duplicate
+comparison are kept in the scope's :class:`_Texts`."""
+_NAME: Final = 0
+_KEY: Final = 1
+_RESULT_KEY: Final = 2
+_RAW: Final = 3
+_SAMPLE: Final = 4
+_DIGITS: Final = 5
+_RUN: Final = 6
 
 
-def _result_counts_of(call: ToolCall) -> tuple[str, ...]:
-    counts = call.result_counts
-    if counts is None:
-        counts = call.result_counts = tuple(_COUNT.findall(call.result_sample))
-    return counts
+class _Texts:
+    """The texts near-duplicate comparison derives from calls, each computed once per call key (arguments) or
+    result key (results) while calls with that key are in the window. Most calls are never compared fuzzily, so
+    a scope makes this only at its first fuzzy comparison. Values are strings and tuples of strings: untracked by
+    the collector, like the dicts holding only them."""
 
+    __slots__ = ("args", "counts", "numbers", "results", "sorted", "words")
 
-def _args_numbers_of(call: ToolCall) -> tuple[str, ...]:
-    numbers = call.args_numbers
-    if numbers is None:
-        numbers = call.args_numbers = _numbers(call.args_text())
-    return numbers
+    def __init__(self) -> None:
+        self.args: dict[int, str] = {}
+        self.sorted: dict[int, str] = {}
+        self.numbers: dict[int, tuple[str, ...]] = {}
+        self.results: dict[int, str] = {}
+        self.words: dict[int, tuple[str, ...]] = {}
+        self.counts: dict[int, tuple[str, ...]] = {}
+
+    def trim(self) -> None:
+        """Forget every text once the caches hold far more keys than the window has calls (they are remade on
+        need): bounded without bookkeeping per entry."""
+        if len(self.args) + len(self.results) > 8 * RECENT:
+            for cache in (self.args, self.sorted, self.numbers, self.results, self.words, self.counts):
+                cache.clear()
+
+    def args_text(self, call: _Entry) -> str:
+        """Normalised arguments ('' when not query-sized)."""
+        text = self.args.get(call[_KEY])
+        if text is None:
+            raw = call[_RAW]
+            text = "" if raw is None else ARGS_ENVELOPE.sub("", similarity_text(raw), count=1)
+            self.args[call[_KEY]] = text
+        return text
+
+    def query_sized(self, call: _Entry) -> bool:
+        """Arguments short enough to be compared fuzzily (a search query, not a script)."""
+        return call[_RAW] is not None and len(self.args_text(call)) < SIMILARITY_CHARS
+
+    def args_sorted(self, call: _Entry) -> str:
+        """The argument words in sorted order: comparing these is rapidfuzz's token_sort_ratio without re-sorting
+        every earlier call's words at every comparison."""
+        text = self.sorted.get(call[_KEY])
+        if text is None:
+            text = self.sorted[call[_KEY]] = " ".join(sorted(self.args_text(call).split()))
+        return text
+
+    def args_numbers(self, call: _Entry) -> tuple[str, ...]:
+        numbers = self.numbers.get(call[_KEY])
+        if numbers is None:
+            numbers = self.numbers[call[_KEY]] = _numbers(self.args_text(call))
+        return numbers
+
+    def result_text(self, call: _Entry) -> str:
+        """Normalised, truncated result."""
+        text = self.results.get(call[_RESULT_KEY])
+        if text is None:
+            text = self.results[call[_RESULT_KEY]] = similarity_text(call[_SAMPLE])
+        return text
+
+    def result_words(self, call: _Entry) -> tuple[str, ...]:
+        words = self.words.get(call[_RESULT_KEY])
+        if words is None:
+            words = self.words[call[_RESULT_KEY]] = _words(self.result_text(call))
+        return words
+
+    def result_counts(self, call: _Entry) -> tuple[str, ...]:
+        counts = self.counts.get(call[_RESULT_KEY])
+        if counts is None:
+            counts = self.counts[call[_RESULT_KEY]] = tuple(_COUNT.findall(call[_SAMPLE]))
+        return counts
+
+    def same_result(self, call: _Entry, prev: _Entry, cutoff: float, counts: bool) -> bool:
+        """``call`` returned what ``prev`` did: the same result key, or a similar text bringing no new word (and,
+        with ``counts``, the same counts)."""
+        if prev[_RESULT_KEY] == call[_RESULT_KEY]:
+            return True
+        if not ratio(self.result_text(prev), self.result_text(call), score_cutoff=cutoff) > 0:
+            return False
+        if not frozenset(self.result_words(call)).issubset(self.result_words(prev)):
+            return False
+        return not counts or self.result_counts(call) == self.result_counts(prev)
 
 
 _NO_INDEXES: frozenset[int] = frozenset()
@@ -110,7 +189,7 @@ class _ToolWindow:
     __slots__ = ("digits", "entries")
 
     def __init__(self) -> None:
-        self.entries: list[ToolCall] = []
+        self.entries: list[_Entry] = []
         self.digits: dict[bytes, int] = {}
 
 
@@ -122,8 +201,8 @@ class ToolHistory:
     right away, under the same lock).
     """
 
-    __slots__ = ("_echo", "_keys", "_recent", "_run", "_streak_tool", "_windows", "change_seq", "new", "paraphrases",
-                 "similarity", "stale_run", "turn", "unhelpful_streak")
+    __slots__ = ("_echo", "_keys", "_recent", "_run", "_streak_tool", "_texts", "_windows", "change_seq", "new",
+                 "paraphrases", "similarity", "stale_run", "turn", "unhelpful_streak")
 
     def __init__(self, similarity: float) -> None:
         self.similarity = similarity
@@ -132,10 +211,12 @@ class ToolHistory:
         """Model calls started in this scope (:meth:`model_turn`); 0 while none was seen."""
         self._keys: dict[object, int] = {}
         """Key -> packed history (see :data:`_MARK_SHIFT`), least recently used first."""
-        self._recent: deque[ToolCall] = deque()
+        self._recent: deque[_Entry] = deque()
         """The scope's last :data:`RECENT` calls, any tool, oldest first."""
         self._windows: dict[str, _ToolWindow] = {}
         """The same calls, per tool."""
+        self._texts: _Texts | None = None
+        """Texts derived for fuzzy comparison, made at the scope's first one."""
         self._run = 0
         self._streak_tool = ""
         self._echo = False
@@ -184,34 +265,35 @@ class ToolHistory:
             return
         new_key = self._record_exact(call)
         raw = call.raw_args
-        # The ASCII digits of the arguments, in one C pass (no regex): see ToolCall.digits.
-        entry = call
-        entry.digits = None if raw is None else raw.encode("utf-8", "surrogatepass").translate(None, _NOT_DIGITS)
-        window = self._windows.get(call.name)
-        new, paraphrases = (True, 0) if window is None else self._near_duplicates(call, entry, new_key, window)
+        # The ASCII digits of the arguments, in one C pass (no regex): see _Entry.
+        digits = None if raw is None else raw.encode("utf-8", "surrogatepass").translate(None, _NOT_DIGITS)
+        name = call.name
+        entry: _Entry = (name, call.key, call.result_key, raw, call.result_sample, digits, 0)
+        window = self._windows.get(name)
+        new, paraphrases = (True, 0) if window is None else self._near_duplicates(entry, new_key, window)
         if new:
             self._run += 1
             self.stale_run = 0
         elif not self._echo:  # an identical call in the same model turn is not another decision
             self.stale_run += 1
         self.new, self.paraphrases = new, paraphrases
-        entry.run = self._run
+        entry = (name, call.key, call.result_key, raw, call.result_sample, digits, self._run)
         recent = self._recent  # remember the entry: in the scope's window and its tool's
         if len(recent) >= RECENT:
             self._forget(recent.popleft())
         recent.append(entry)
         if window is None or not window.entries:  # none yet, or emptied by _forget just now
-            window = self._windows.get(call.name)
+            window = self._windows.get(name)
             if window is None:
-                window = self._windows[call.name] = _ToolWindow()
+                window = self._windows[name] = _ToolWindow()
         window.entries.append(entry)
-        if entry.digits is not None:
-            window.digits[entry.digits] = window.digits.get(entry.digits, 0) + 1
+        if digits is not None:
+            window.digits[digits] = window.digits.get(digits, 0) + 1
         unhelpful = call.empty or call.error is not None
-        if call.name == self._streak_tool and unhelpful:
+        if name == self._streak_tool and unhelpful:
             self.unhelpful_streak += 1
         else:
-            self._streak_tool = call.name
+            self._streak_tool = name
             self.unhelpful_streak = 1 if unhelpful else 0
 
     def _record_unknown(self, call: ToolCall) -> None:
@@ -227,17 +309,17 @@ class ToolHistory:
             self._streak_tool = call.name
             self.unhelpful_streak = 1 if call.error is not None else 0
 
-    def _forget(self, old: ToolCall) -> None:
+    def _forget(self, old: _Entry) -> None:
         """``old`` left the recent window: it is the oldest entry of its tool's window too."""
-        name = old.name
+        name, digits = old[_NAME], old[_DIGITS]
         window = self._windows[name]
         del window.entries[0]
-        if old.digits is not None:
-            left = window.digits[old.digits] - 1
+        if digits is not None:
+            left = window.digits[digits] - 1
             if left:
-                window.digits[old.digits] = left
+                window.digits[digits] = left
             else:
-                del window.digits[old.digits]
+                del window.digits[digits]
         if not window.entries:
             del self._windows[name]
 
@@ -270,45 +352,56 @@ class ToolHistory:
         keys[key] = result | _STREAK_1 | (self.turn & _M32) << _TURN_SHIFT | self.change_seq << _MARK_SHIFT
         return False
 
-    def _near_duplicates(self, call: ToolCall, entry: ToolCall, new_key: bool,
-                         window: _ToolWindow) -> tuple[bool, int]:
+    def _comparing(self) -> _Texts:
+        texts = self._texts
+        if texts is None:
+            texts = self._texts = _Texts()
+        else:
+            texts.trim()
+        return texts
+
+    def _near_duplicates(self, call: _Entry, new_key: bool, window: _ToolWindow) -> tuple[bool, int]:
         earlier = window.entries
         if not earlier:
             return True, 0
         cutoff = self.similarity
+        digits = call[_DIGITS]
         # Paraphrases need the same numbers, so the same digits: when no earlier call of this tool has them
         # (the common case), the arguments are never folded.
-        similar_args = (self._paraphrased(call, entry, earlier)
-                        if entry.digits is not None and entry.digits in window.digits else _NO_INDEXES)
+        similar_args = (self._paraphrased(call, digits, earlier)
+                        if digits is not None and digits in window.digits else _NO_INDEXES)
+        key = call[_KEY]
         if not similar_args:
             # Only an earlier call with the same key can make this one not new, and no paraphrase is counted
             # (that needs a different key): the loop below reduced to its exact-key case, stopping at the first.
             if new_key:
                 return True, 0  # no recent call has this key (see _record_exact)
-            key, result_key = call.key, call.result_key
+            result_key = call[_RESULT_KEY]
+            texts: _Texts | None = None
             for prev in earlier:
-                if prev.key == key and (prev.result_key == result_key or (
-                        ratio(prev.result_text(), call.result_text(), score_cutoff=cutoff) > 0
-                        and _result_words_of(entry) <= _result_words_of(prev))):
+                if prev[_KEY] != key:
+                    continue
+                if prev[_RESULT_KEY] == result_key:
+                    return False, 0
+                if texts is None:
+                    texts = self._comparing()
+                if texts.same_result(call, prev, cutoff, counts=False):
                     return False, 0
             return True, 0
+        texts = self._comparing()
         new = True
         paraphrases = 0
         for index, prev in enumerate(earlier):
-            if prev.key != call.key and index not in similar_args:
+            if prev[_KEY] != key and index not in similar_args:
                 continue
-            same_result = prev.result_key == call.result_key or (
-                ratio(prev.result_text(), call.result_text(), score_cutoff=cutoff) > 0
-                and _result_words_of(entry) <= _result_words_of(prev)
-                and _result_counts_of(entry) == _result_counts_of(prev))
-            if not same_result:
+            if not texts.same_result(call, prev, cutoff, counts=True):
                 continue
             new = False
-            if prev.run == self._run and prev.key != call.key:
+            if prev[_RUN] == self._run and prev[_KEY] != key:
                 paraphrases += 1
         return new, paraphrases
 
-    def _paraphrased(self, call: ToolCall, entry: ToolCall, earlier: list[ToolCall]) -> set[int] | frozenset[int]:
+    def _paraphrased(self, call: _Entry, digits: bytes, earlier: list[_Entry]) -> set[int] | frozenset[int]:
         """Indexes of earlier calls whose arguments paraphrase this call's: character edits ("span-processor")
         or reordered words ("example python ..."), never a different number. One batched rapidfuzz pass per
         scorer: the comparison loop runs in C, not per pair in Python.
@@ -316,28 +409,30 @@ class ToolHistory:
         Only calls with an informative result are compared this way (folding the result is done on this first
         need): a short result says nothing about whether two differently worded calls asked the same thing.
         """
-        if not call.query_sized():
+        texts = self._comparing()
+        if not texts.query_sized(call):
             return _NO_INDEXES
-        numbers = _args_numbers_of(entry)
-        key, digits = call.key, entry.digits
+        numbers = texts.args_numbers(call)
+        key = call[_KEY]
         choices: list[str | None] | None = None
         informative = False
         for index, prev in enumerate(earlier):
-            if prev.digits != digits or prev.key == key or not prev.query_sized() or _args_numbers_of(prev) != numbers:
+            if (prev[_DIGITS] != digits or prev[_KEY] == key or not texts.query_sized(prev)
+                    or texts.args_numbers(prev) != numbers):
                 continue
             if choices is None:
                 choices = [None] * len(earlier)
-            args_text = prev.args_text()
+            args_text = texts.args_text(prev)
             choices[index] = args_text
             informative = informative or bool(args_text)
-        if choices is None or not informative or len(call.result_text()) < INFORMATIVE_CHARS or (
-                _CHANGE_ACK.search(call.result_sample, 0, 256)):
+        if choices is None or not informative or len(texts.result_text(call)) < INFORMATIVE_CHARS or (
+                _CHANGE_ACK.search(call[_SAMPLE], 0, 256)):
             return _NO_INDEXES
         cutoff = self.similarity
-        found = {index for _, _, index in extract(call.args_text(), choices, scorer=ratio, score_cutoff=cutoff,
-                                                  limit=None)}
-        reordered = [prev.args_sorted() if choice is not None else None
+        found = {index for _, _, index in extract(texts.args_text(call), choices, scorer=ratio,
+                                                  score_cutoff=cutoff, limit=None)}
+        reordered = [texts.args_sorted(prev) if choice is not None else None
                      for prev, choice in zip(earlier, choices, strict=True)]
-        found.update(index for _, _, index in extract(call.args_sorted(), reordered, scorer=ratio,
+        found.update(index for _, _, index in extract(texts.args_sorted(call), reordered, scorer=ratio,
                                                       score_cutoff=cutoff, limit=None))
         return found

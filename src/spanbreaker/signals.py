@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .conventions import classify
-from .conventions.frameworks import ARGS_ENVELOPE
-from .fingerprint import SIMILARITY_CHARS, digest, similarity_text
+from .fingerprint import digest
 from .kinds import Kind
 
 __all__ = ["AgentRun", "Kind", "ModelCall", "StepEnd", "ToolCall", "as_count", "as_float", "as_int", "as_str",
@@ -83,7 +82,8 @@ class ToolCall:
     Keys are Python hashes of the recorded text (bounded by ``cap``: longer text is digested first). They
     only ever meet keys made in the same process, and a hash is a fraction of the cost of a digest (evidence
     carries a stable digest instead: :func:`args_fingerprint`). The text forms that near-duplicate
-    comparison needs are computed on first need, since most calls are never compared fuzzily.
+    comparison needs are derived by the tool history (:mod:`spanbreaker.progress`) on first need, since most
+    calls are never compared fuzzily.
     """
 
     name: str
@@ -94,7 +94,7 @@ class ToolCall:
     document: never compared fuzzily). Never exported."""
     result_key: int = 0
     result_sample: str = ""
-    """Head and tail of the raw result, folded into :meth:`result_text` only when a comparison needs it."""
+    """Head and tail of the raw result, folded for comparison only when one needs it (:mod:`spanbreaker.progress`)."""
     empty: bool = False
     error: str | None = None
     """Root exception class name when the call failed."""
@@ -105,49 +105,12 @@ class ToolCall:
     """The result was recorded (or the call failed). An unrecorded result is unknown, never identical or empty."""
     keyed_at_end: bool = False
     """The arguments arrived only when the span ended: repetition is decided then, and the next call vetoed."""
-    _args_text: str | None = None
-    _args_sorted: str | None = None
-    _result_text: str | None = None
-    # Kept here by the tool history (:mod:`spanbreaker.progress`) while the call is in its recent window, rather
-    # than in a wrapper object per call: one GC-tracked object fewer per remembered call.
-    run: int = 0
-    """The exploration run the call belonged to when recorded."""
-    digits: bytes | None = None
-    """The ASCII digits of the recorded arguments (None when they are not query-sized): a necessary condition
-    for two calls to carry the same numbers, found without folding the text."""
-    result_words: frozenset[str] | None = None
-    args_numbers: tuple[str, ...] | None = None
-    result_counts: tuple[str, ...] | None = None
     # Set only when shared state is on (:mod:`spanbreaker.state.calls`).
     shared_key: int = 0
     """Stable digest of (agent, tool, arguments): the same in every process."""
     shared_repeats: int = 0
     """Identical calls with identical results the trace made before this one in every process, nothing changed
     since, as last read back from the shared state (0 when unknown or stale)."""
-
-    def args_text(self) -> str:
-        """Normalised arguments for near-duplicate comparison ('' when not query-sized)."""
-        if self._args_text is None:
-            raw = self.raw_args
-            self._args_text = "" if raw is None else ARGS_ENVELOPE.sub("", similarity_text(raw), count=1)
-        return self._args_text
-
-    def query_sized(self) -> bool:
-        """Arguments short enough to be compared fuzzily (a search query, not a script)."""
-        return self.raw_args is not None and len(self.args_text()) < SIMILARITY_CHARS
-
-    def args_sorted(self) -> str:
-        """The argument words in sorted order, computed once: comparing these is rapidfuzz's token_sort_ratio
-        without re-sorting every earlier call's words at every comparison."""
-        if self._args_sorted is None:
-            self._args_sorted = " ".join(sorted(self.args_text().split()))
-        return self._args_sorted
-
-    def result_text(self) -> str:
-        """Normalised, truncated result for near-duplicate comparison, computed on first need."""
-        if self._result_text is None:
-            self._result_text = similarity_text(self.result_sample)
-        return self._result_text
 
 
 def text_key(text: str, cap: int) -> int:
