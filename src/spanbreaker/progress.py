@@ -104,12 +104,11 @@ class _Texts:
     a scope makes this only at its first fuzzy comparison. Values are strings and tuples of strings: untracked by
     the collector, like the dicts holding only them."""
 
-    __slots__ = ("args", "counts", "numbers", "results", "sorted", "words")
+    __slots__ = ("counts", "queries", "results", "sorted", "words")
 
     def __init__(self) -> None:
-        self.args: dict[int, str] = {}
+        self.queries: dict[int, tuple[str, tuple[str, ...]] | None] = {}
         self.sorted: dict[int, str] = {}
-        self.numbers: dict[int, tuple[str, ...]] = {}
         self.results: dict[int, str] = {}
         self.words: dict[int, tuple[str, ...]] = {}
         self.counts: dict[int, tuple[str, ...]] = {}
@@ -117,36 +116,30 @@ class _Texts:
     def trim(self) -> None:
         """Forget every text once the caches hold far more keys than the window has calls (they are remade on
         need): bounded without bookkeeping per entry."""
-        if len(self.args) + len(self.results) > 8 * RECENT:
-            for cache in (self.args, self.sorted, self.numbers, self.results, self.words, self.counts):
+        if len(self.queries) + len(self.results) > 8 * RECENT:
+            for cache in (self.queries, self.sorted, self.results, self.words, self.counts):
                 cache.clear()
 
-    def args_text(self, call: _Entry) -> str:
-        """Normalised arguments ('' when not query-sized)."""
-        text = self.args.get(call[_KEY])
-        if text is None:
+    def query(self, call: _Entry) -> tuple[str, tuple[str, ...]] | None:
+        """The normalised arguments and the words in them carrying digits, when they are short enough to be
+        compared fuzzily (a search query); None for a script or a document. One lookup per earlier call in the
+        paraphrase scan, which reads both."""
+        key = call[_KEY]
+        found = self.queries.get(key, _UNSEEN)
+        if found is _UNSEEN:
             raw = call[_RAW]
-            text = "" if raw is None else ARGS_ENVELOPE.sub("", similarity_text(raw), count=1)
-            self.args[call[_KEY]] = text
-        return text
+            text = None if raw is None else ARGS_ENVELOPE.sub("", similarity_text(raw), count=1)
+            found = None if text is None or len(text) >= SIMILARITY_CHARS else (text, _numbers(text))
+            self.queries[key] = found
+        return found  # type: ignore[return-value]
 
-    def query_sized(self, call: _Entry) -> bool:
-        """Arguments short enough to be compared fuzzily (a search query, not a script)."""
-        return call[_RAW] is not None and len(self.args_text(call)) < SIMILARITY_CHARS
-
-    def args_sorted(self, call: _Entry) -> str:
-        """The argument words in sorted order: comparing these is rapidfuzz's token_sort_ratio without re-sorting
-        every earlier call's words at every comparison."""
-        text = self.sorted.get(call[_KEY])
-        if text is None:
-            text = self.sorted[call[_KEY]] = " ".join(sorted(self.args_text(call).split()))
-        return text
-
-    def args_numbers(self, call: _Entry) -> tuple[str, ...]:
-        numbers = self.numbers.get(call[_KEY])
-        if numbers is None:
-            numbers = self.numbers[call[_KEY]] = _numbers(self.args_text(call))
-        return numbers
+    def args_sorted(self, call: _Entry, text: str) -> str:
+        """The argument words (``text``, from :meth:`query`) in sorted order: comparing these is rapidfuzz's
+        token_sort_ratio without re-sorting every earlier call's words at every comparison."""
+        ordered = self.sorted.get(call[_KEY])
+        if ordered is None:
+            ordered = self.sorted[call[_KEY]] = " ".join(sorted(text.split()))
+        return ordered
 
     def result_text(self, call: _Entry) -> str:
         """Normalised, truncated result."""
@@ -179,6 +172,8 @@ class _Texts:
         return not counts or self.result_counts(call) == self.result_counts(prev)
 
 
+_UNSEEN = object()
+"""Not in a cache yet (None is a cached answer there)."""
 _NO_INDEXES: frozenset[int] = frozenset()
 """No earlier call paraphrases this one (shared, never mutated)."""
 
@@ -410,29 +405,30 @@ class ToolHistory:
         need): a short result says nothing about whether two differently worded calls asked the same thing.
         """
         texts = self._comparing()
-        if not texts.query_sized(call):
+        query = texts.query(call)
+        if query is None:
             return _NO_INDEXES
-        numbers = texts.args_numbers(call)
+        text, numbers = query
         key = call[_KEY]
         choices: list[str | None] | None = None
         informative = False
         for index, prev in enumerate(earlier):
-            if (prev[_DIGITS] != digits or prev[_KEY] == key or not texts.query_sized(prev)
-                    or texts.args_numbers(prev) != numbers):
+            if prev[_DIGITS] != digits or prev[_KEY] == key:
+                continue
+            earlier_query = texts.query(prev)
+            if earlier_query is None or earlier_query[1] != numbers:
                 continue
             if choices is None:
                 choices = [None] * len(earlier)
-            args_text = texts.args_text(prev)
-            choices[index] = args_text
-            informative = informative or bool(args_text)
+            choices[index] = earlier_query[0]
+            informative = informative or bool(earlier_query[0])
         if choices is None or not informative or len(texts.result_text(call)) < INFORMATIVE_CHARS or (
                 _CHANGE_ACK.search(call[_SAMPLE], 0, 256)):
             return _NO_INDEXES
         cutoff = self.similarity
-        found = {index for _, _, index in extract(texts.args_text(call), choices, scorer=ratio,
-                                                  score_cutoff=cutoff, limit=None)}
-        reordered = [texts.args_sorted(prev) if choice is not None else None
+        found = {index for _, _, index in extract(text, choices, scorer=ratio, score_cutoff=cutoff, limit=None)}
+        reordered = [texts.args_sorted(prev, choice) if choice is not None else None
                      for prev, choice in zip(earlier, choices, strict=True)]
-        found.update(index for _, _, index in extract(texts.args_sorted(call), reordered, scorer=ratio,
+        found.update(index for _, _, index in extract(texts.args_sorted(call, text), reordered, scorer=ratio,
                                                       score_cutoff=cutoff, limit=None))
         return found
