@@ -34,7 +34,7 @@ import tempfile
 import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from memory import Workload
@@ -121,11 +121,25 @@ def cost(url: str, rounds: int, runs: int) -> None:
           f"{shared / memory:5.2f}x in memory")
 
 
+def _remote_parent() -> otel_context.Context:
+    """A new trace's remote parent: what each process of one trace gets from the request's traceparent."""
+    trace_id = int.from_bytes(os.urandom(16), "big") | 1
+    return otel_trace.set_span_in_context(
+        NonRecordingSpan(SpanContext(trace_id, 0xABC, is_remote=True, trace_flags=TraceFlags(1))))
+
+
+def _run_threads(worker: Callable[[int], None], count: int) -> None:
+    """``worker(0)`` ... ``worker(count - 1)`` at once, each on its own thread (one breaker each: a process)."""
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
 def overrun(url: str, staleness: float, interval: float, budget: int, processes: int = 2) -> tuple[int, int]:
     """Model calls admitted in one trace shared by ``processes`` breakers before it tripped, and the overrun."""
-    trace_id = int.from_bytes(os.urandom(16), "big") | 1
-    parent = otel_trace.set_span_in_context(
-        NonRecordingSpan(SpanContext(trace_id, 0xABC, is_remote=True, trace_flags=TraceFlags(1))))
+    parent = _remote_parent()
     admitted = [0] * processes
     keep = {"call_budget"}
     disabled = frozenset(spanbreaker.config.DETECTOR_IDS - keep)
@@ -153,11 +167,7 @@ def overrun(url: str, staleness: float, interval: float, budget: int, processes:
             otel_context.detach(token)
             processor.shutdown()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(processes)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _run_threads(worker, processes)
     total = sum(admitted)
     return total, total - budget
 
@@ -165,9 +175,7 @@ def overrun(url: str, staleness: float, interval: float, budget: int, processes:
 def split_loop(url: str, staleness: float, latency: float, processes: int = 2) -> int:
     """The identical call (same arguments, same answer) made in turn by ``processes`` breakers of one trace, each
     after ``latency`` seconds of model time: the number of the call that was vetoed (5 in one process)."""
-    trace_id = int.from_bytes(os.urandom(16), "big") | 1
-    parent = otel_trace.set_span_in_context(
-        NonRecordingSpan(SpanContext(trace_id, 0xABC, is_remote=True, trace_flags=TraceFlags(1))))
+    parent = _remote_parent()
     turn = threading.Condition()
     made = [0]
     vetoed: list[int] = []
@@ -202,11 +210,7 @@ def split_loop(url: str, staleness: float, latency: float, processes: int = 2) -
             otel_context.detach(token)
             processor.shutdown()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(processes)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    _run_threads(worker, processes)
     return vetoed[0] if vetoed else 0
 
 
