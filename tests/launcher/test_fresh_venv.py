@@ -34,10 +34,13 @@ APPS = {
     "beeai": Path(__file__).resolve().parent / "apps" / "beeai_app.py",
     "langgraph": Path(__file__).resolve().parent / "apps" / "langgraph_app.py",
     "llama-index": Path(__file__).resolve().parent / "apps" / "llama_index_app.py",
+    "openai-agents": Path(__file__).resolve().parent / "apps" / "openai_agents_app.py",
+    "pydantic-ai": Path(__file__).resolve().parent / "apps" / "pydantic_ai_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
-            "llama-index": "tool_repeat"}
-MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20}
+            "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat"}
+MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
+             "pydantic-ai": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
@@ -155,16 +158,17 @@ def assert_tripped(run: Run, framework: str) -> None:
     assert "Failed to auto initialize" not in run.stderr and "Traceback" not in run.stderr, run.stderr[-3000:]
 
 
-AGENT_KIND = {"llama-index": "CHAIN"}
-"""The kind of the framework's agent spans, where not AGENT (the LlamaIndex instrumentor marks a workflow agent's
-run and steps CHAIN)."""
+AGENT_KIND = {"llama-index": ("openinference.span.kind", "CHAIN"),
+              "pydantic-ai": ("gen_ai.operation.name", "invoke_agent")}
+"""The attribute and value of the framework's agent spans, where not OpenInference's AGENT kind (the LlamaIndex
+instrumentor marks a workflow agent's run and steps CHAIN; pydantic-ai's own spans follow the GenAI conventions)."""
 
 
 def assert_tripped_spans(spans: list[ReceivedSpan], framework: str = "smolagents") -> None:
     assert spans, "nothing reached the receiver"
     assert any(s.attributes.get("spanbreaker.tripped") is True for s in spans)
-    kind = AGENT_KIND.get(framework, "AGENT")
-    assert any(s.attributes.get("openinference.span.kind") == kind for s in spans), {s.name for s in spans}
+    key, kind = AGENT_KIND.get(framework, ("openinference.span.kind", "AGENT"))
+    assert any(s.attributes.get(key) == kind for s in spans), {s.name for s in spans}
 
 
 frameworks = pytest.mark.parametrize("framework", list(APPS))
