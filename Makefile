@@ -9,6 +9,7 @@ PIP := $(VENV)/bin/pip
 .PHONY: demo test lint unit test-fresh test-crewai test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 

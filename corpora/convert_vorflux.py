@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from otlp_builder import TraceBuilder, cli, estimate_tokens, git_files, git_show
@@ -36,7 +36,7 @@ MODEL = "claude-opus-4-6"  # the harness's main model (CONFIGURATION.md); the ex
 def _ns(stamp: str) -> int:
     """``2026-05-05 12:13:43.317824909`` (UTC, nanoseconds) to nanoseconds since the epoch."""
     whole, _, frac = stamp.partition(".")
-    seconds = datetime.strptime(whole, "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc).timestamp()
+    seconds = datetime.strptime(whole, "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC).timestamp()
     return int(seconds) * 1_000_000_000 + int((frac + "000000000")[:9])
 
 

@@ -19,18 +19,13 @@ import dataclasses
 import difflib
 import json
 import os
-import sys
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import ConfigError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 ENV_PREFIX = "SPANBREAKER_"
 CONFIG_FILE_ENV = "SPANBREAKER_CONFIG"

@@ -21,7 +21,7 @@ _lock = threading.Lock()
 def _lookup(model: str, provider: str | None) -> tuple[float, float] | None:
     try:
         from genai_prices import Usage, calc_price
-    except ImportError:  # Python 3.10: the table needs 3.11
+    except ImportError:  # a broken install: prices stay unknown (budgets then count only reported costs)
         return None
     try:
         prices = []
@@ -41,7 +41,7 @@ def prewarm() -> None:
     otherwise land on the agent's first model call."""
 
     def load() -> None:
-        with contextlib.suppress(Exception):  # Python 3.10 (no table) or a broken install: prices stay unknown
+        with contextlib.suppress(Exception):  # a broken install: prices stay unknown
             import genai_prices  # noqa: F401
 
     threading.Thread(target=load, name="spanbreaker-prices", daemon=True).start()

@@ -204,11 +204,10 @@ print(outcome.trip.detector if outcome.trip else "no-trip", f"agents={kinds.coun
 
 
 def test_only_groups_of_trips_are_unwrapped() -> None:
-    group_type = _beeai_stop._GROUP  # BaseExceptionGroup (BeeAI needs Python >= 3.11)
     trip = spanbreaker.Tripped("tool_repeat", "loop", "0" * 32)
-    group = group_type("g", [group_type("inner", [trip]), asyncio.CancelledError()])
+    group = BaseExceptionGroup("g", [BaseExceptionGroup("inner", [trip]), asyncio.CancelledError()])
     assert _beeai_stop.only_trip(group) is trip
-    assert _beeai_stop.only_trip(group_type("g", [trip, ValueError("x")])) is None
+    assert _beeai_stop.only_trip(BaseExceptionGroup("g", [trip, ValueError("x")])) is None
 
 
 def test_example_runs_offline_and_tells_the_story() -> None:

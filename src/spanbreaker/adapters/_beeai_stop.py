@@ -21,7 +21,6 @@ at the tool run's boundary, where the agent's ``except ToolError`` meets it.
 from __future__ import annotations
 
 import asyncio
-import builtins
 import functools
 from typing import Any
 
@@ -29,8 +28,6 @@ from ..errors import Steered, Tripped, register_steer_exception
 from .base import PatchLog
 
 _patches = PatchLog()
-_GROUP: Any = getattr(builtins, "BaseExceptionGroup", ())
-"""``BaseExceptionGroup`` (Python >= 3.11, which BeeAI requires); spanbreaker itself still imports on 3.10."""
 
 
 def only_trip(group: BaseException) -> Tripped | None:
@@ -39,7 +36,7 @@ def only_trip(group: BaseException) -> Tripped | None:
     stack: list[BaseException] = [group]
     while stack:
         error = stack.pop()
-        if isinstance(error, _GROUP):
+        if isinstance(error, BaseExceptionGroup):
             stack.extend(reversed(error.exceptions))
         elif isinstance(error, Tripped):
             found = found or error
@@ -57,7 +54,7 @@ def only_steer(error: BaseException) -> Steered | None:
         seen += 1
         if isinstance(current, Steered):
             return current
-        if isinstance(current, _GROUP):
+        if isinstance(current, BaseExceptionGroup):
             stack.extend(reversed(current.exceptions))
         elif current.__cause__ is not None:
             stack.append(current.__cause__)
@@ -97,7 +94,7 @@ def install(scope: str | None = None) -> None:
     async def _run_tasks(self: Any) -> Any:
         try:
             return await original(self)
-        except _GROUP as group:
+        except BaseExceptionGroup as group:
             trip = only_trip(group)
             if trip is None:
                 steer = only_steer(group)

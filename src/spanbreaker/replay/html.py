@@ -159,7 +159,7 @@ def render(results: list[TraceResult], summary: Summary, problems: list[Problem]
     if problems:
         items = "".join(f"<li><code>{_e(p)}</code></li>" for p in problems[:1000])
         problems_html = f'<h2>Input problems</h2><ul id="problems">{items}</ul>'
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     return _template().substitute(
         title=_e(title), generated=now, traces=summary.traces, tripped=summary.tripped, steered=summary.steered,
         spans=summary.spans,

@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT))  # the repository root, for the summary helper
-sys.path.insert(0, str(ROOT / "examples"))  # the examples' scripted model
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root, for the summary helper
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))  # the examples' scripted model
 
 from _scripted_openai_agents import ScriptedModel
 from agents import Agent, Runner, function_tool
@@ -39,7 +38,8 @@ def main() -> int:
     agent = Agent(name="Support", instructions="Track orders.", tools=[order_status], model=model)
     summary: dict[str, Any] = {"outcome": "answered", "exception": None, "detector": None}
     try:
-        Runner.run_sync(agent, "Where is my order A-1042?", max_turns=int(os.environ.get("LAUNCHER_APP_MAX_STEPS", "8")))
+        turns = int(os.environ.get("LAUNCHER_APP_MAX_STEPS", "8"))
+        Runner.run_sync(agent, "Where is my order A-1042?", max_turns=turns)
     except MaxTurnsExceeded:
         summary["outcome"] = "limit"
     except BaseException as exc:
