@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -61,6 +61,17 @@ $(CREWAI_VENV)/.installed: pyproject.toml
 
 test-crewai: $(CREWAI_VENV)/.installed
 	$(CREWAI_VENV)/bin/python -m pytest -q -o addopts=-ra tests/crewai
+
+# Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
+# (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.
+OTHER_PYTHON ?= python3.13
+OTHER_VENV = $(VENV)/py-$(shell $(OTHER_PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+test-python: redis-server
+	test -x $(OTHER_VENV)/bin/python || { $(OTHER_PYTHON) -m venv $(OTHER_VENV) && \
+	  $(OTHER_VENV)/bin/pip install -q --upgrade pip && \
+	  $(OTHER_VENV)/bin/pip install -q -e '.[smolagents,agno,redis]' 'pytest>=8' 'pytest-timeout>=2.3' \
+	    'pytest-asyncio>=0.24' 'hypothesis>=6.100' 'sqlalchemy>=2' 'greenlet>=3' 'pyyaml>=6'; }
+	$(OTHER_VENV)/bin/python -m pytest -q tests/core tests/smolagents tests/agno tests/redis tests/replay
 
 test-browser: $(VENV)/.dev-installed chromium
 	$(PY) -m pytest -q -m "browser and not phoenix"
