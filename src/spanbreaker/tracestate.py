@@ -72,14 +72,23 @@ class OpenSpan:
 class AgentScope:
     name: str
     tools: ToolHistory
-    delegations: ToolHistory
     slots: dict[str, Any] = field(default_factory=dict)
     """Per-detector state for this agent (keyed by detector id)."""
+    _delegations: ToolHistory | None = None
+
+    @property
+    def delegations(self) -> ToolHistory:
+        """The agents this one called (callee, task) and what they returned: made at its first delegation, since
+        most agents delegate to none (a history and its window cost about 1 KiB and 3 tracked objects)."""
+        history = self._delegations
+        if history is None:
+            history = self._delegations = ToolHistory(self.tools.similarity)
+        return history
 
     def forget(self) -> None:
         """Start detection afresh. In place: open spans hold this scope and pass it to their children."""
         self.tools = ToolHistory(self.tools.similarity)
-        self.delegations = ToolHistory(self.delegations.similarity)
+        self._delegations = None
         self.slots.clear()
 
 
@@ -113,7 +122,7 @@ class TraceState:
     def scope(self, agent: str) -> AgentScope:
         scope = self.scopes.get(agent)
         if scope is None:
-            scope = AgentScope(agent, ToolHistory(self.similarity), ToolHistory(self.similarity))
+            scope = AgentScope(agent, ToolHistory(self.similarity))
             if len(self.scopes) < 256:
                 self.scopes[agent] = scope
         return scope

@@ -157,7 +157,7 @@ def test_a_long_run_stays_within_64_kib() -> None:
 
 def test_a_live_trace_holds_few_gc_tracked_objects() -> None:
     """Full collections walk every tracked object: 200 live traces of 20 steps add at most 28 tracked objects
-    each, the benchmark's own 3 span objects included (issue 17's target: 25 for the breaker). Measured 23: the
+    each, the benchmark's own 3 span objects included (issue 17's target: 25 for the breaker). Measured 21: the
     recent-call window holds plain tuples, untracked by the collector (39 when it held a ToolCall per call, 55
     when each also had a wrapper)."""
     _, workload = _warm_workload()
