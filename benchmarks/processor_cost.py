@@ -24,10 +24,12 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
+from opentelemetry import trace
 from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 
 import spanbreaker
@@ -133,62 +135,122 @@ def early_cost(provider: TracerProvider, runs: int, shape: str = "minimal") -> t
     return wall / spans, cpu / spans
 
 
-def late(provider: TracerProvider, warm_steps: int, measured_steps: int, shape: str = "minimal") -> tuple[float, float]:
-    """(wall, CPU) nanoseconds per span over ``measured_steps`` steps after ``warm_steps`` steps of one long run."""
-    tracer = provider.get_tracer(SCOPE)
-    _step = STEPS[shape]
-    with tracer.start_as_current_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
-                                                                    "input.value": "long task"}):
-        for number in range(warm_steps):
-            _step(tracer, number)
-        start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
-        for number in range(warm_steps, warm_steps + measured_steps):
-            _step(tracer, number)
-        cpu = time.process_time_ns() - start_cpu
-        wall = time.perf_counter_ns() - start
-    spans = measured_steps * SPANS_PER_STEP
-    return wall / spans, cpu / spans
+class Traces:
+    """Short healthy runs on one provider, one at a time: :meth:`next` runs one and returns the (wall, CPU)
+    nanoseconds its steps 5..9 took."""
+
+    def __init__(self, provider: TracerProvider, shape: str) -> None:
+        self.tracer = provider.get_tracer(SCOPE)
+        self.step = STEPS[shape]
+        self.run = 0
+
+    def next(self) -> tuple[int, int]:
+        self.run += 1
+        with self.tracer.start_as_current_span("CodeAgent.run", attributes={
+                "openinference.span.kind": "AGENT", "input.value": f"task {self.run}"}):
+            for number in range(5):
+                self.step(self.tracer, number)
+            start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
+            for number in range(5, 10):
+                self.step(self.tracer, number)
+            cpu = time.process_time_ns() - start_cpu
+            wall = time.perf_counter_ns() - start
+        return wall, cpu
 
 
-def best_of(rounds: int, measure: Callable[[bool], tuple[float, float]]) -> list[tuple[float, float]]:
-    """[(bare, breaker) wall, (bare, breaker) CPU]: the fastest round of each, by each clock."""
-    bare, breaker = [], []
+class LongRun:
+    """One long healthy run on one provider, a step at a time: :meth:`next` runs one step and returns the (wall,
+    CPU) nanoseconds it took. The run's agent span stays open between calls (another provider's steps run in
+    between)."""
+
+    def __init__(self, provider: TracerProvider, shape: str, warm_steps: int) -> None:
+        self.tracer = provider.get_tracer(SCOPE)
+        self.step = STEPS[shape]
+        self.agent = self.tracer.start_span("CodeAgent.run", attributes={"openinference.span.kind": "AGENT",
+                                                                         "input.value": "long task"})
+        self.number = 0
+        for _ in range(warm_steps):
+            self.next()
+
+    def next(self) -> tuple[int, int]:
+        with trace.use_span(self.agent, end_on_exit=False):
+            start, start_cpu = time.perf_counter_ns(), time.process_time_ns()
+            self.step(self.tracer, self.number)
+            cpu = time.process_time_ns() - start_cpu
+            wall = time.perf_counter_ns() - start
+        self.number += 1
+        return wall, cpu
+
+    def close(self) -> None:
+        self.agent.end()
+
+
+def paired(rounds: int, blocks: int, make: Callable[[bool], Any], spans_per_block: int
+           ) -> list[tuple[float, float, float, float, float]]:
+    """Bare SDK and breaker interleaved block by block (a block: one short run, or one step of a long run), the
+    side going first alternating, so both see the same machine: a core that slows down for a second (frequency,
+    a neighbour, the other core's cache traffic) slows both sides alike, and the ratio of their sums keeps its
+    value while either sum alone would move. Per round, the ratio of the two sums; over the rounds, the median
+    and the spread.
+
+    Returns [wall, CPU]: (bare ns per span, breaker ns per span, median ratio, lowest ratio, highest ratio)."""
+    ratios: list[list[float]] = [[], []]
+    totals = [[0, 0], [0, 0]]  # [clock][side]
     for _ in range(rounds):
-        bare.append(measure(False))
-        breaker.append(measure(True))
-    return [(min(b[i] for b in bare), min(b[i] for b in breaker)) for i in (0, 1)]
+        sides = [make(False), make(True)]
+        sums = [[0, 0], [0, 0]]
+        for block in range(blocks):
+            for side in ((0, 1) if block % 2 == 0 else (1, 0)):
+                wall, cpu = sides[side].next()
+                sums[0][side] += wall
+                sums[1][side] += cpu
+        for side in sides:
+            if hasattr(side, "close"):
+                side.close()
+        for clock in (0, 1):
+            ratios[clock].append(sums[clock][1] / sums[clock][0] - 1)
+            totals[clock][0] += sums[clock][0]
+            totals[clock][1] += sums[clock][1]
+    spans = rounds * blocks * spans_per_block
+    return [(totals[c][0] / spans, totals[c][1] / spans, statistics.median(ratios[c]), min(ratios[c]),
+             max(ratios[c])) for c in (0, 1)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--runs", type=int, default=400, help="short runs per round (early point)")
+    parser.add_argument("--runs", type=int, default=400, help="short runs per round and side (early point)")
     parser.add_argument("--late-step", type=int, default=5000)
     parser.add_argument("--shape", choices=sorted(STEPS), default="minimal",
                         help="span attributes: only what the breaker reads, or all the smolagents instrumentor sets")
     args = parser.parse_args()
+    processors: list[spanbreaker.BreakerSpanProcessor] = []
 
-    def measure_early(with_breaker: bool) -> tuple[float, float]:
-        provider, processor = _provider(with_breaker)
-        result = early_cost(provider, args.runs, args.shape)
-        assert processor is None or processor.stats.trips == 0, "the healthy workload must not trip"
-        return result
+    def provider(with_breaker: bool) -> TracerProvider:
+        made, processor = _provider(with_breaker)
+        if processor is not None:
+            processors.append(processor)
+        return made
 
-    def measure_late(with_breaker: bool) -> tuple[float, float]:
-        provider, processor = _provider(with_breaker)
-        result = late(provider, args.late_step, 500, args.shape)
-        assert processor is None or processor.stats.trips == 0, "the healthy workload must not trip"
-        return result
+    def early_side(with_breaker: bool) -> Traces:
+        return Traces(provider(with_breaker), args.shape)
 
-    print(f"python {platform.python_version()} on {platform.machine()}, {args.shape} spans, "
-          f"best of {args.rounds} interleaved rounds; load average {_load()} at the start")
-    print(f"{'point of the run':<22}{'clock':>6}{'bare SDK span':>16}{'with breaker':>16}{'added':>12}{'ratio':>10}")
-    for label, measure in ((f"steps 5-9 ({args.runs} runs)", measure_early),
-                           (f"steps {args.late_step}-{args.late_step + 499}", measure_late)):
-        for clock, (bare, breaker) in zip(("wall", "CPU"), best_of(args.rounds, measure), strict=True):
-            added = breaker - bare
-            print(f"{label:<22}{clock:>6}{bare / 1000:>13.1f} us{breaker / 1000:>13.1f} us{added / 1000:>9.1f} us"
-                  f"{added / bare:>9.2f}x")
+    def late_side(with_breaker: bool) -> LongRun:
+        return LongRun(provider(with_breaker), args.shape, args.late_step)
+
+    print(f"python {platform.python_version()} on {platform.machine()}, {args.shape} spans, {args.rounds} rounds of "
+          f"bare SDK and breaker interleaved run by run (early) or step by step (late); load average {_load()} at "
+          "the start")
+    print(f"{'point of the run':<22}{'clock':>6}{'bare SDK span':>16}{'with breaker':>16}{'added':>12}"
+          f"{'ratio (median)':>16}{'rounds':>16}")
+    for label, make, blocks, spans in ((f"steps 5-9 ({args.runs} runs)", early_side, args.runs, 5 * SPANS_PER_STEP),
+                                       (f"steps {args.late_step}-{args.late_step + 499}", late_side, 500,
+                                        SPANS_PER_STEP)):
+        for clock, (bare, breaker, median, low, high) in zip(("wall", "CPU"),
+                                                             paired(args.rounds, blocks, make, spans), strict=True):
+            print(f"{label:<22}{clock:>6}{bare / 1000:>13.1f} us{breaker / 1000:>13.1f} us"
+                  f"{(breaker - bare) / 1000:>9.1f} us{median:>15.2f}x{f'{low:.2f}-{high:.2f}x':>16}")
+    assert all(p.stats.trips == 0 for p in processors), "the healthy workload must not trip"
     print(f"load average {_load()} at the end (CPU time is the figure to trust on a shared machine: wall clock also "
           "counts the time other processes held the core)")
 
