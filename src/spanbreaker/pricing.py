@@ -9,6 +9,7 @@ token budget instead.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from decimal import Decimal
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 _MILLION = 1_000_000
 _cache: dict[tuple[str | None, str | None], tuple[float, float] | None] = {}
 _lock = threading.Lock()
+_loaders: list[threading.Thread] = []
+"""The background loads :func:`prewarm` started (a replay's ``--jobs`` waits for them before it forks)."""
 
 
 def _lookup(model: str, provider: str | None) -> tuple[float, float] | None:
@@ -44,7 +47,17 @@ def prewarm() -> None:
         with contextlib.suppress(Exception):  # a broken install: prices stay unknown
             import genai_prices  # noqa: F401
 
-    threading.Thread(target=load, name="spanbreaker-prices", daemon=True).start()
+    if "genai_prices" in sys.modules or any(loader.is_alive() for loader in _loaders):
+        return
+    loader = threading.Thread(target=load, name="spanbreaker-prices", daemon=True)
+    _loaders[:] = [loader]
+    loader.start()
+
+
+def wait_loaded(timeout: float) -> None:
+    """Wait (at most ``timeout`` seconds) for the background load :func:`prewarm` started, if any."""
+    for loader in list(_loaders):
+        loader.join(timeout)
 
 
 def price_per_token(model: str | None, provider: str | None = None) -> tuple[float, float] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,46 @@ def test_progress_with_jobs_climbs_to_the_whole_input(many: Path) -> None:
     total = many.stat().st_size
     assert seen and all(t == total for _, t in seen) and seen[-1][0] == total
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_workers_are_forked_only_while_no_other_thread_runs(many: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Workers forked (no re-import of spanbreaker and the price table) give the verdicts spawned ones do. A fork
+    copies only the forking thread, so a lock another thread holds would stay held in the worker: with another
+    thread alive (here one waiting on an event; in the CLI a progress bar's refresh thread), workers are spawned.
+    The price table's background load is waited for rather than counted as such a thread."""
+    from spanbreaker.replay import parallel
+
+    idle = threading.Event()
+    other = threading.Thread(target=idle.wait, daemon=True)
+    other.start()
+    try:
+        assert parallel.start_method() == "spawn"
+    finally:
+        idle.set()
+        other.join()
+    if threading.active_count() == 1:  # pytest's own threads (a timeout watchdog) would make it spawn anyway
+        assert parallel.start_method() == "fork"
+    results = {}
+    for method in ("fork", "spawn"):
+        monkeypatch.setattr(parallel, "start_method", lambda chosen=method: chosen)
+        results[method] = [r.as_json() for r in replay(many, jobs=2)]
+    assert results["fork"] == results["spawn"] == [r.as_json() for r in replay(many)]
+
+
+def test_skipping_other_shards_lines_reads_every_trace_id(tmp_path: Path) -> None:
+    """A line is skipped unread only when every trace id in it belongs to other shards: one span of this shard's
+    trace among others' makes the whole line decoded."""
+    from spanbreaker.replay.readers import _other_shards_only
+
+    shard = Shard(0, 2)
+    mine = next(i for i in range(1, 1000) if shard.keeps(i))
+    theirs = [i for i in range(1, 1000) if not shard.keeps(i)][:3]
+
+    def line(*ids: int) -> bytes:
+        return json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [
+            {"traceId": f"{i:032x}", "spanId": f"{n + 1:016x}"} for n, i in enumerate(ids)]}]}]}).encode()
+
+    assert _other_shards_only(line(*theirs), shard)
+    assert not _other_shards_only(line(theirs[0], mine, theirs[1]), shard)
+    assert not _other_shards_only(line(theirs[0]).replace(b'"traceId": "', b'"traceId": "zz'), shard)
+    assert not _other_shards_only(b'{"resourceSpans": []}', shard)

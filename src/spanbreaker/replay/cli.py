@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -33,6 +34,8 @@ from .sweep import Sweep
 
 PROGRESS_FROM_BYTES = 1024 * 1024
 """Inputs at least this large get a progress bar (on a terminal)."""
+REFRESH_S = 0.1
+"""The progress bar's refresh interval (as rich's own refresh thread would)."""
 
 
 def register(subparsers: Any) -> None:
@@ -96,8 +99,18 @@ def run(args: argparse.Namespace) -> int:
     show_progress = (not args.no_progress and err.is_terminal and total_bytes >= PROGRESS_FROM_BYTES)
     progress = Progress(TextColumn("replaying"), BarColumn(), DownloadColumn(),
                         TextColumn("{task.fields[traces]} traces"), TimeRemainingColumn(), console=err,
-                        transient=True, disable=not show_progress)
+                        transient=True, disable=not show_progress, auto_refresh=False)
+    # Refreshed from the replay's own progress calls, at most every REFRESH_S, rather than by rich's refresh
+    # thread: with no other thread running, ``--jobs`` workers can be forked (replay/parallel.py).
     task = progress.add_task("replay", total=total_bytes or None, traces=0)
+    refreshed = [0.0]
+
+    def advance(done: int, total: int) -> None:
+        now = time.monotonic()
+        refresh = now - refreshed[0] >= REFRESH_S or done >= total
+        if refresh:
+            refreshed[0] = now
+        progress.update(task, completed=done, total=total, refresh=refresh)
 
     def on_problem(problem: Problem) -> None:
         progress.console.print(f"spanbreaker replay: {problem}", markup=False, highlight=False)
@@ -122,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         if export_file is not None:
             stack.enter_context(export_file)
         stream = replay_many(args.paths, feeders, problems=problems, on_problem=on_problem,
-                             progress=lambda done, total: progress.update(task, completed=done, total=total),
+                             progress=advance,
                              jobs=args.jobs, shard=args.shard)
         for verdicts in _guarded(stream, args.paths, problems, on_problem):
             result = verdicts[0]

@@ -17,12 +17,14 @@ from __future__ import annotations
 import heapq
 import multiprocessing
 import queue
+import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..config import BreakerConfig
+from ..pricing import wait_loaded
 from .feed import Feeder, Marks
 from .readers import Problem, RecordedSpan
 from .shard import Shard
@@ -63,6 +65,22 @@ def _work(paths: list[str], configs: list[BreakerConfig], shard: Shard, keep_spa
         out.put(("error", traceback.format_exc(limit=8)))
 
 
+def start_method() -> str:
+    """``fork`` when this process runs no other thread, else ``spawn``.
+
+    A forked worker starts with what the parent has imported (spanbreaker and the price table: ~0.6 s of CPU per
+    spawned worker, a quarter of a worker's whole share of the 500-run file), and needs no re-import. But a fork
+    copies only the forking thread: a lock another thread held at that moment (the import lock, a logging
+    handler's, a progress bar's) stays held in the worker forever. So the price table's background load is
+    waited for (the workers need it anyway), and any other live thread (a progress bar refreshing, an exporter,
+    a test's server) means spawn, which costs the imports but shares no lock.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return "spawn"
+    wait_loaded(timeout=30.0)
+    return "fork" if threading.active_count() == 1 else "spawn"
+
+
 def replay_parallel(
     paths: Sequence[str | Path],
     configs: Sequence[BreakerConfig],
@@ -75,11 +93,7 @@ def replay_parallel(
 ) -> Iterator[Item]:
     """The items of ``jobs`` workers, merged in the reader's order. Problems every worker meets (a bad file) are
     noted once. Workers are stopped when the caller stops early."""
-    # spawn, never fork: a thread of the parent (the price table's loader, a progress bar, an exporter) may hold
-    # the import lock or another lock at fork time, and the forked worker then waits for it forever. The cost is
-    # one import of spanbreaker per worker (~0.25 s CPU); a script calling this needs the usual
-    # ``if __name__ == "__main__":`` guard, as for any spawned process.
-    context = multiprocessing.get_context("spawn")
+    context: Any = multiprocessing.get_context(start_method())  # fork or spawn: both have Process and Queue
     outer = shard or Shard(0, 1)
     queues = [context.Queue(QUEUE_ITEMS) for _ in range(jobs)]
     workers = [context.Process(target=_work, args=([str(p) for p in paths], list(configs), outer.split(jobs, job),
