@@ -13,20 +13,28 @@ import contextlib
 import gzip
 import io
 import json
+import os
 import re
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spanbreaker.cli import main
-from spanbreaker.replay import Problem, replay
+from spanbreaker.replay import Problem, readers, replay
+from spanbreaker.replay.shard import Shard
 
 from . import traces as t
+from . import verdicts
 
-FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+WHO_AND_WHEN = verdicts.COMMITTED[0]
+
+FAST = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", "40")), deadline=None,
+                suppress_health_check=[HealthCheck.too_slow])
+"""``FUZZ_EXAMPLES=3000`` for a long run by hand."""
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.integers(min_value=10**300, max_value=10**400)
@@ -172,3 +180,59 @@ def test_the_command_exits_0_or_1_and_writes_its_report(lines: list[bytes]) -> N
         assert all(line.startswith(f"spanbreaker replay: {path}") for line in problems)
         assert {json.loads(line)["trace_id"] for line in out.getvalue().splitlines()} >= AROUND
         assert page.stat().st_size > 0
+
+
+def _read_both(data: bytes, shard: Shard | None) -> tuple[Any, Any]:
+    """(spans and problems of the line read with the typed decoder allowed, the same with only the general reader)."""
+    def read() -> Any:
+        grouper = readers._Grouper("x.jsonl", problems.append, shard)
+        readers._add_line(grouper, data, "x.jsonl", 1, problems.append, shard)
+        return [(t.trace_id, t.resource, t.spans) for t in grouper.rest()], problems
+
+    problems: list[Problem] = []
+    typed = read()
+    problems = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(readers, "_typed_spans", lambda data, shard: None)
+        general = read()
+    return typed, general
+
+
+_EDGE_VALUES = st.sampled_from([
+    None, "", "0", "00000000000000000000000000000000", "0x1f", " 1f", "1f ", "\uff11\uff12", "+5", "1_0", "-1", 2**64,
+    2**64 - 1, 2**63, -(2**63) - 1, "18446744073709551616", "18446744073709551615", 1.5, True, [], {}, "NaN",
+    {"name": None}, {"name": 5}, {"code": "STATUS_CODE_ERROR", "message": None}, [{"name": None}],
+    [{"timeUnixNano": None}], [{"attributes": None}], "a" * 40])
+
+
+@FAST
+@given(damaged_request(), st.lists(st.tuples(st.sampled_from([*_FIELDS, "scope", "spans", "resource", "result",
+                                                              "instrumentationLibrary"]),
+                                             _EDGE_VALUES | _json), max_size=3),
+       st.sampled_from([None, Shard(0, 2), Shard(1, 2)]))
+def test_the_typed_decoder_reads_every_line_as_the_general_reader_does(
+        request: dict[str, Any], edits: list[tuple[str, Any]], shard: Shard | None) -> None:
+    """The typed decoder (msgspec, replay/otlp_typed.py) only ever speeds a line up: on real requests damaged in
+    their fields, their attribute values, their scope and resource, it gives the spans and problems the general
+    reader gives, or defers to it."""
+    scope_spans = request["resourceSpans"][0]["scopeSpans"][0]
+    for field, value in edits:
+        if field in ("scope", "spans", "instrumentationLibrary"):
+            scope_spans[field] = value
+        elif field == "resource":
+            request["resourceSpans"][0]["resource"] = value
+        elif field == "result":
+            request["result"] = value
+        elif isinstance(scope_spans.get("spans"), list) and scope_spans["spans"] and isinstance(
+                scope_spans["spans"][0], dict):
+            scope_spans["spans"][0][field] = value
+    data = json.dumps(request).encode()
+    typed, general = _read_both(data, shard)
+    assert typed == general
+
+
+def test_the_typed_decoder_takes_the_committed_corpora_whole() -> None:
+    """Every line of a real corpus is well formed: the typed decoder reads all of it (none deferred)."""
+    with gzip.open(WHO_AND_WHEN, "rb") as corpus:
+        lines = corpus.read().splitlines()
+    assert lines and all(readers._typed_spans(line, None) is not None for line in lines)

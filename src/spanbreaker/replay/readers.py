@@ -30,6 +30,8 @@ from typing import Any
 
 import orjson
 
+from . import otlp_typed
+from .otlp_typed import UNSET
 from .shard import Shard
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -888,8 +890,70 @@ def _other_shards_only(data: bytes, shard: Shard) -> bool:
     return True
 
 
+def _typed_spans(data: bytes, shard: Shard | None) -> list[tuple[dict[str, Any], RecordedSpan | None]] | None:
+    """(resource, span) for every span of a well-formed request line decoded by msgspec (:mod:`.otlp_typed`),
+    as :func:`otlp_spans` gives them; None for a line that general reader must read (it then decides)."""
+    request = otlp_typed.decode(data)
+    if request is None:
+        return None
+    cap, read_time, read_attributes, read_id = (MAX_ATTRIBUTE_CHARS, otlp_typed.time_ns, otlp_typed.attributes,
+                                                otlp_typed.span_id)
+    out: list[tuple[dict[str, Any], RecordedSpan | None]] = []
+    last_text: str | None = None  # a trace's spans come together: its id is read once per run of them
+    trace_id, kept = 0, True
+    try:
+        for resource_spans in request.resourceSpans:
+            resource_obj = resource_spans.resource
+            resource = {} if resource_obj is None else read_attributes(resource_obj.attributes, cap)
+            scope_list = resource_spans.scopeSpans
+            if scope_list is UNSET:
+                return None
+            for scope_spans in scope_list:
+                scope_obj = scope_spans.scope
+                if scope_obj is UNSET and scope_spans.instrumentationLibrary is not UNSET:
+                    return None
+                scope = scope_obj.name if scope_obj is not UNSET and scope_obj is not None else ""
+                spans = scope_spans.spans
+                if spans is UNSET:
+                    return None
+                for raw in spans:
+                    if raw.traceId != last_text:
+                        trace_id = read_id(raw.traceId, 32)
+                        last_text, kept = raw.traceId, shard is None or shard.keeps(trace_id)
+                    if not kept:
+                        out.append((resource, None))
+                        continue
+                    parent = raw.parentSpanId
+                    start = raw.startTimeUnixNano  # the common case inline: a time in text
+                    start = int(start) if type(start) is str and start.isdigit() and start.isascii() and len(
+                        start) < 20 else read_time(start)
+                    end = raw.endTimeUnixNano
+                    end = start if end is UNSET else int(end) if type(end) is str and end.isdigit() and (
+                        end.isascii() and len(end) < 20) else read_time(end)
+                    events = []
+                    if raw.events:
+                        for event in raw.events:
+                            at = end if event.timeUnixNano is UNSET else read_time(event.timeUnixNano)
+                            events.append(RecordedEvent(event.name, at, read_attributes(event.attributes, cap)))
+                    status = raw.status
+                    code, message = (0, "") if status is None else (_enum(status.code, _STATUS_NAMES, 2),
+                                                                   status.message)
+                    out.append((resource, RecordedSpan(
+                        trace_id, read_id(raw.spanId, 16), read_id(parent, 16) if parent else None, raw.name or "",
+                        _enum(raw.kind, _KIND_NAMES, 5), start, max(end, start), read_attributes(raw.attributes, cap),
+                        events, code, message, scope)))
+    except otlp_typed.Defer:
+        return None
+    return out
+
+
 def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: ProblemSink,
               shard: Shard | None = None) -> None:
+    typed = _typed_spans(data, shard)
+    if typed is not None:
+        for resource, span in typed:
+            grouper.add(resource, span, line_no)
+        return
     line_note = _line_note(note, name, line_no)
     try:
         document = _loads_bytes(data)
