@@ -187,7 +187,8 @@ def _read_both(data: bytes, shard: Shard | None) -> tuple[Any, Any]:
     def read() -> Any:
         grouper = readers._Grouper("x.jsonl", problems.append, shard)
         readers._add_line(grouper, data, "x.jsonl", 1, problems.append, shard)
-        return [(t.trace_id, t.resource, t.spans) for t in grouper.rest()], problems
+        return [(t.trace_id, t.resource, t.spans, [readers.start_attributes(s) for s in t.spans])
+                for t in grouper.rest()], problems
 
     problems: list[Problem] = []
     typed = read()

@@ -104,26 +104,30 @@ def decode(data: bytes) -> _Request | None:
     return request if request.result is UNSET else None
 
 
-def attributes(items: list[_KeyValue] | None, max_chars: int) -> dict[str, Any]:
-    """Attributes as the general reader's fast path reads them; :class:`_Defer` for anything it would not take."""
+def attributes(items: list[_KeyValue] | None, max_chars: int, end_prefixes: tuple[str, ...] = ()
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(attributes as the general reader's fast path reads them, those without the keys starting with
+    ``end_prefixes``: a span's attributes at its start, see ``readers.start_attributes``, the first dict itself
+    when it has none of them); :class:`_Defer` for anything the fast path would not take."""
     out: dict[str, Any] = {}
+    start: dict[str, Any] = {}
+    ended = False
     if items is None:
-        return out
+        return out, out
     for item in items:
         value = item.value
         if value is UNSET:
             continue  # no value at all: OTLP's "no value", skipped
+        key = item.key
         text = value.stringValue
         if text is not UNSET:
             if len(text) > max_chars:
                 raise _Defer
-            out[item.key] = text
-            continue
-        if value.boolValue is not UNSET:
-            out[item.key] = value.boolValue
-            continue
-        number = value.intValue
-        if number is not UNSET:
+            read: Any = text
+        elif value.boolValue is not UNSET:
+            read = value.boolValue
+        elif value.intValue is not UNSET:
+            number = value.intValue
             if type(number) is not int:
                 try:
                     number = int(number)
@@ -131,12 +135,18 @@ def attributes(items: list[_KeyValue] | None, max_chars: int) -> dict[str, Any]:
                     raise _Defer from None
             if not INT64_MIN <= number <= INT64_MAX:
                 raise _Defer
-            out[item.key] = number
-            continue
-        if (value.doubleValue is not UNSET or value.bytesValue is not UNSET or value.arrayValue is not UNSET
+            read = number
+        elif (value.doubleValue is not UNSET or value.bytesValue is not UNSET or value.arrayValue is not UNSET
                 or value.kvlistValue is not UNSET):
             raise _Defer
-    return out
+        else:
+            continue  # an empty AnyValue: skipped
+        out[key] = read
+        if end_prefixes and key.startswith(end_prefixes):
+            ended = True
+        else:
+            start[key] = read
+    return out, (start if ended else out)
 
 
 _HEX = re.compile(r"[0-9a-fA-F]+\Z").match

@@ -904,7 +904,7 @@ def _typed_spans(data: bytes, shard: Shard | None) -> list[tuple[dict[str, Any],
     try:
         for resource_spans in request.resourceSpans:
             resource_obj = resource_spans.resource
-            resource = {} if resource_obj is None else read_attributes(resource_obj.attributes, cap)
+            resource = {} if resource_obj is None else read_attributes(resource_obj.attributes, cap)[0]
             scope_list = resource_spans.scopeSpans
             if scope_list is UNSET:
                 return None
@@ -934,14 +934,15 @@ def _typed_spans(data: bytes, shard: Shard | None) -> list[tuple[dict[str, Any],
                     if raw.events:
                         for event in raw.events:
                             at = end if event.timeUnixNano is UNSET else read_time(event.timeUnixNano)
-                            events.append(RecordedEvent(event.name, at, read_attributes(event.attributes, cap)))
+                            events.append(RecordedEvent(event.name, at, read_attributes(event.attributes, cap)[0]))
                     status = raw.status
                     code, message = (0, "") if status is None else (_enum(status.code, _STATUS_NAMES, 2),
                                                                    status.message)
+                    attributes, at_start = read_attributes(raw.attributes, cap, END_ATTRIBUTE_PREFIXES)
                     out.append((resource, RecordedSpan(
                         trace_id, read_id(raw.spanId, 16), read_id(parent, 16) if parent else None, raw.name or "",
-                        _enum(raw.kind, _KIND_NAMES, 5), start, max(end, start), read_attributes(raw.attributes, cap),
-                        events, code, message, scope)))
+                        _enum(raw.kind, _KIND_NAMES, 5), start, max(end, start), attributes, events, code, message,
+                        scope, at_start)))
     except otlp_typed.Defer:
         return None
     return out
