@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Final
+from typing import Any, Final
 
 from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extract
@@ -412,10 +412,13 @@ class ToolHistory:
         key = call[_KEY]
         choices: list[str | None] | None = None
         informative = False
+        queries = texts.queries
         for index, prev in enumerate(earlier):
             if prev[_DIGITS] != digits or prev[_KEY] == key:
                 continue
-            earlier_query = texts.query(prev)
+            earlier_query: Any = queries.get(prev[_KEY], _UNSEEN)  # query()'s cached case inline: a call less
+            if earlier_query is _UNSEEN:
+                earlier_query = texts.query(prev)
             if earlier_query is None or earlier_query[1] != numbers:
                 continue
             if choices is None:
