@@ -3,6 +3,7 @@ processes; shards partition the traces by a stable hash of the trace id; bad val
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -192,3 +193,33 @@ def test_skipping_other_shards_lines_reads_every_trace_id(tmp_path: Path) -> Non
     assert not _other_shards_only(line(theirs[0], mine, theirs[1]), shard)
     assert not _other_shards_only(line(theirs[0]).replace(b'"traceId": "', b'"traceId": "zz'), shard)
     assert not _other_shards_only(b'{"resourceSpans": []}', shard)
+
+
+def test_an_archive_of_several_files_is_split_by_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Several files that share out evenly go to the workers whole (each gunzips only its own), with the output
+    of one process, in its order; the progress bar still climbs to the whole input. One file, or files of very
+    different sizes, are split by trace id."""
+    from spanbreaker.replay import parallel
+
+    with gzip.open(WHO_AND_WHEN, "rb") as corpus:
+        lines = corpus.read().splitlines(keepends=True)
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for part in range(4):
+        with gzip.open(archive / f"part-{part}.jsonl.gz", "wb") as out:
+            out.writelines(lines[part::4])
+    files = sorted(archive.iterdir())
+    plan = parallel.file_plan(files, 2)
+    assert plan is not None and sorted(len(share) for share in plan) == [2, 2]
+    assert parallel.file_plan(files[:1], 2) is None
+    (archive / "part-0.jsonl.gz").write_bytes(gzip.compress(b"".join(lines)))  # one file far larger than the rest
+    assert parallel.file_plan(files, 2) is None
+    with gzip.open(archive / "part-0.jsonl.gz", "wb") as out:
+        out.writelines(lines[0::4])
+    one = json_lines(capsys, archive)
+    assert len(one) == 184
+    assert json_lines(capsys, archive, "--jobs", "2") == one
+    seen: list[tuple[int, int]] = []
+    assert len(list(replay(archive, jobs=2, progress=lambda done, total: seen.append((done, total))))) == 184
+    total = sum(f.stat().st_size for f in files)
+    assert seen[-1] == (total, total) and [d for d, _ in seen] == sorted(d for d, _ in seen)

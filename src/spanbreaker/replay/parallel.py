@@ -1,9 +1,11 @@
 """``--jobs N``: replay over N worker processes, verdicts merged back in input order.
 
-Why every worker reads the whole input and keeps its own part of the traces (:meth:`Shard.split`) rather than one
-reader handing traces out: traces are independent, and decoding a span into Python objects costs more than
-gunzipping and parsing it, so each worker skips the other workers' lines before parsing them (their trace ids
-read from the bytes) and spans before decoding them, and no span crosses a process boundary; only verdicts do.
+Why each worker reads its share of the input itself rather than one reader handing traces out: traces are
+independent, and decoding a span into Python objects costs more than gunzipping and parsing it, so no span crosses
+a process boundary; only verdicts do. An archive of several files that share out evenly is split by file
+(:func:`file_plan`): each worker reads only its own files. Otherwise (one file) every worker reads the whole input
+and keeps its own part of the traces (:meth:`Shard.split`): it skips the other workers' lines before parsing them
+(their trace ids read from the bytes) and their spans before decoding them.
 A worker hands its verdicts on in the reader's order (:attr:`RecordedTrace.order`), which every worker computes
 the same way, so merging the N ordered streams gives the order one process gives.
 
@@ -26,7 +28,7 @@ from typing import Any
 from ..config import BreakerConfig
 from ..pricing import wait_loaded
 from .feed import Feeder, Marks
-from .readers import Problem, RecordedSpan
+from .readers import Problem, RecordedSpan, _size, expand_paths
 from .shard import Shard
 
 QUEUE_ITEMS = 256
@@ -38,7 +40,8 @@ Item = tuple[tuple[int, ...], list[Any], list[tuple[RecordedSpan, Marks | None]]
 """(reader order, one verdict per configuration, the first configuration's spans with marks when kept)."""
 
 
-def _work(paths: list[str], configs: list[BreakerConfig], shard: Shard, keep_spans: bool, out: Any) -> None:
+def _work(paths: list[str], configs: list[BreakerConfig], shard: Shard, only_files: frozenset[int] | None,
+          keep_spans: bool, out: Any) -> None:
     """One worker: replay the traces ``shard`` keeps; put ("trace", Item), ("problem", Problem),
     ("progress", bytes), then ("done", None) or ("error", text)."""
     from .runner import replay_many  # the worker's own import: the module imports this one
@@ -55,7 +58,8 @@ def _work(paths: list[str], configs: list[BreakerConfig], shard: Shard, keep_spa
         def note(problem: Problem) -> None:
             out.put(("problem", problem))
 
-        for results in replay_many(paths, feeders, on_problem=note, progress=progress, shard=shard):
+        for results in replay_many(paths, feeders, on_problem=note, progress=progress, shard=shard,
+                                   only_files=only_files):
             order = results[0].order
             out.put(("trace", (order, results, feeders[0].take_spans())))
         for feeder in feeders:
@@ -63,6 +67,34 @@ def _work(paths: list[str], configs: list[BreakerConfig], shard: Shard, keep_spa
         out.put(("done", None))
     except BaseException:  # a bug, not bad input (readers make that a problem): the parent reports it
         out.put(("error", traceback.format_exc(limit=8)))
+
+
+BALANCE = 1.1
+"""Whole files go to workers when the busiest worker's share is at most this many times an even share."""
+
+
+def file_plan(files: Sequence[Path], jobs: int) -> list[frozenset[int]] | None:
+    """Per worker, the positions of the files it reads whole; None when the files do not share out evenly.
+
+    An archive of several files (the Collector's file exporter rotates them) is split by file: a worker then
+    gunzips only its own files, where with the split by trace id every worker gunzips every file (about a tenth
+    of a replay's work, done once per worker). The reader's traces never cross files, so no trace is split
+    either way. Files are handed out largest first to the least loaded worker, by size on disk; when the
+    busiest worker would still carry more than :data:`BALANCE` times an even share (one file, or a few of very
+    different sizes), the split by trace id is the faster one and None says so."""
+    sizes = [_size(path) for path in files]
+    total = sum(sizes)
+    if len(files) < jobs or total == 0:
+        return None
+    loads = [0] * jobs
+    owned: list[set[int]] = [set() for _ in range(jobs)]
+    for index in sorted(range(len(files)), key=lambda i: -sizes[i]):
+        job = loads.index(min(loads))
+        loads[job] += sizes[index]
+        owned[job].add(index)
+    if max(loads) > BALANCE * total / jobs:
+        return None
+    return [frozenset(share) for share in owned]
 
 
 def start_method() -> str:
@@ -95,10 +127,11 @@ def replay_parallel(
     noted once. Workers are stopped when the caller stops early."""
     context: Any = multiprocessing.get_context(start_method())  # fork or spawn: both have Process and Queue
     outer = shard or Shard(0, 1)
+    plan = file_plan(expand_paths(paths, lambda problem: None), jobs)
     queues = [context.Queue(QUEUE_ITEMS) for _ in range(jobs)]
-    workers = [context.Process(target=_work, args=([str(p) for p in paths], list(configs), outer.split(jobs, job),
-                                                   keep_spans, queues[job]), daemon=True)
-               for job in range(jobs)]
+    workers = [context.Process(target=_work, args=(
+        [str(p) for p in paths], list(configs), outer.split(jobs, job) if plan is None else outer,
+        None if plan is None else plan[job], keep_spans, queues[job]), daemon=True) for job in range(jobs)]
     for worker in workers:
         worker.start()
     seen: set[Problem] = set()
@@ -127,7 +160,7 @@ def replay_parallel(
             elif kind == "progress":
                 done_bytes[job] = value
                 if progress is not None:
-                    progress(sum(done_bytes) // jobs, total)
+                    progress(sum(done_bytes) // jobs if plan is None else sum(done_bytes), total)
             elif kind == "done":
                 waiting.discard(job)
                 finished.add(job)

@@ -1007,16 +1007,20 @@ def _read_document(head: _Head, name: str, first_line: int, note: ProblemSink,
 
 
 def read_traces(paths: Iterable[str | Path], note: ProblemSink,
-                progress: Callable[[int, int], None] | None = None, shard: Shard | None = None
-                ) -> Iterator[RecordedTrace]:
+                progress: Callable[[int, int], None] | None = None, shard: Shard | None = None,
+                only_files: frozenset[int] | None = None) -> Iterator[RecordedTrace]:
     """Every trace of every file (directories expanded), file by file; with ``shard``, those it keeps.
 
-    ``progress(done, total)`` gets bytes consumed and total bytes over all files (for a progress bar).
+    ``progress(done, total)`` gets bytes consumed and total bytes over all files read (for a progress bar).
+    ``only_files``: read only the files at these positions of the expanded list (a ``--jobs`` worker's share;
+    traces keep their position in the whole list, so workers' verdicts merge in input order).
     """
     files = expand_paths(paths, note)
-    total = sum(_size(p) for p in files)
+    total = sum(_size(p) for index, p in enumerate(files) if only_files is None or index in only_files)
     done = 0
     for index, path in enumerate(files):
+        if only_files is not None and index not in only_files:
+            continue
         step = None if progress is None else (lambda at, base=done: progress(base + at, total))
         for trace in read_file(path, note, step, shard):
             trace.order = (index, *trace.order)

@@ -267,6 +267,7 @@ def replay_many(
     progress: Callable[[int, int], None] | None = None,
     jobs: int = 1,
     shard: Shard | None = None,
+    only_files: frozenset[int] | None = None,
 ) -> Iterator[list[TraceResult]]:
     """Read every trace once and replay it through each feeder (one per configuration): per trace, one verdict
     per feeder, in the feeders' order. The first feeder's verdicts list the calls each trip counted; the others
@@ -274,7 +275,8 @@ def replay_many(
 
     ``jobs`` > 1: the traces are replayed by that many worker processes, each with feeders of the same
     configurations, and merged back in input order; the first feeder then gets the spans it would have kept
-    (:meth:`Feeder.take_spans`) and the feeders' span and trace counts, not the workers' engine state."""
+    (:meth:`Feeder.take_spans`) and the feeders' span and trace counts, not the workers' engine state.
+    ``only_files``: see :func:`~spanbreaker.replay.readers.read_traces` (a worker's share of the files)."""
     def note(problem: Problem) -> None:
         if problems is not None:
             problems.append(problem)
@@ -295,7 +297,7 @@ def replay_many(
                 feeder.stats.traces += 1
             yield results
         return
-    for trace in read_traces(paths, note, progress, shard):
+    for trace in read_traces(paths, note, progress, shard, only_files):
         recorded = _Recorded.of(trace)
         results = []
         for index, feeder in enumerate(feeders):
