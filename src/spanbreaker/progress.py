@@ -50,6 +50,24 @@ _CHANGE_ACK = re.compile(
 answered changed something, so two alike are two changes, never a paraphrased question: sibling edits in one
 file answered the same way are progress (a resolved vorflux run), while a reworded search answered with the
 same short text is fixation. Read from the head of the result only."""
+_ACK_WORDS = ("successfully", "replacement", "created", "updated", "written", "saved", "applied")
+"""Words :data:`_CHANGE_ACK` cannot match without (one of them is in every alternative)."""
+
+
+def _acknowledges_change(result: str) -> bool:
+    """:data:`_CHANGE_ACK` on the head of a result. An ASCII head without any of :data:`_ACK_WORDS` is answered
+    without the regex (most results; a case-insensitive alternation tries every position). A head with other
+    characters always goes to the regex: under its case folding the long s (U+017F) is an "s" and the Kelvin sign
+    (U+212A) a "k"."""
+    head = result[:256]
+    if head.isascii():
+        lowered = head.lower()
+        for word in _ACK_WORDS:
+            if word in lowered:
+                break
+        else:
+            return False
+    return _CHANGE_ACK.search(head) is not None
 
 
 _M64 = (1 << 64) - 1
@@ -426,7 +444,7 @@ class ToolHistory:
             choices[index] = earlier_query[0]
             informative = informative or bool(earlier_query[0])
         if choices is None or not informative or len(texts.result_text(call)) < INFORMATIVE_CHARS or (
-                _CHANGE_ACK.search(call[_SAMPLE], 0, 256)):
+                _acknowledges_change(call[_SAMPLE])):
             return _NO_INDEXES
         cutoff = self.similarity
         found = {index for _, _, index in extract(text, choices, scorer=ratio, score_cutoff=cutoff, limit=None)}
