@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import spanbreaker
+from spanbreaker import progress
 from spanbreaker.config import DETECTOR_IDS
 
 from .spans import Harness, make_harness
@@ -291,3 +294,15 @@ def test_tool_cycle_steers_first_under_response_steer() -> None:
         oscillate(h, 6)
     assert str(steered.value).startswith("spanbreaker: ")
     assert h.trips == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["successfully", "Successfully ", " edited", " written", "replacement", "s made",
+                                 " made", "file ", "changes ", " created", " saved", " applied", "\u017f", "\u212a",
+                                 "K", "x", " ", ".", "-", "\n", "SUCCESSFULLY EDITED"]), max_size=20),
+       st.integers(0, 300))
+def test_the_change_acknowledgement_prefilter_answers_as_the_regex(parts: list[str], pad: int) -> None:
+    """Results are tested for a change acknowledgement without the case-insensitive regex when their ASCII head
+    lacks every word it needs; the answer is always the regex's, on the head it reads (256 characters)."""
+    text = "y" * pad + "".join(parts)
+    assert progress._acknowledges_change(text) == (progress._CHANGE_ACK.search(text, 0, 256) is not None)
