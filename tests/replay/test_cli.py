@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import threading
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -286,3 +287,28 @@ def test_a_bug_while_replaying_is_reported_and_the_report_still_written(
     assert status == 1
     assert f"spanbreaker replay: {runs}: internal error, the rest is not replayed (ZeroDivisionError" in err
     assert len(out.splitlines()) == 2 and parse_html(page.read_text()).summary["traces"] == "2"
+
+
+def test_the_progress_bar_starts_no_thread_so_jobs_can_fork(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """On a terminal the bar refreshes from the replay's own progress calls: rich's refresh thread would make
+    ``--jobs`` spawn its workers (a fork must not copy a process with other threads running)."""
+    from spanbreaker.replay import parallel
+
+    big = t.agent_trace("big", [(f"cat part{i}.txt", f"line {i}\n" * 12_000) for i in range(12)])
+    path = t.write_lines(tmp_path / "big.jsonl", [t.request(big), t.request(t.healthy("small"))])
+    for name, value in (("TTY_COMPATIBLE", "1"), ("TTY_INTERACTIVE", "1"), ("COLUMNS", "120")):
+        monkeypatch.setenv(name, value)
+    before = set(threading.enumerate())
+    seen: list[set[threading.Thread]] = []
+    choose = parallel.start_method
+
+    def watched() -> str:
+        parallel.wait_loaded(timeout=30.0)
+        seen.append(set(threading.enumerate()) - before)
+        return choose()
+
+    monkeypatch.setattr(parallel, "start_method", watched)
+    status, out, err = in_process(capsys, "replay", path, "--json", "--jobs", "2")
+    assert status == 0 and "replaying" in err and len(out.splitlines()) == 2
+    assert seen == [set()]
