@@ -46,7 +46,7 @@ from .detectors.base import Quiet
 from .kinds import Kind
 from .pricing import cost_usd, prewarm
 from .signals import AgentRun, ModelCall, StepEnd, ToolCall, delegation_key
-from .tracestate import MAX_OPEN_SPANS, NAME_CHARS, NO_ATTRIBUTES, OpenSpan, TraceState, strong_ref
+from .tracestate import MAX_OPEN_SPANS, NAME_CHARS, NO_ATTRIBUTES, OpenSpan, TraceState
 from .verdict import Action, Verdict
 
 if TYPE_CHECKING:
@@ -309,21 +309,21 @@ class BreakerEngine:
                 # Model and tool calls weakly where they can be: an abandoned call span the caller dropped, its
                 # prompt and all, is not kept alive here. Agent and step spans strongly: an adapter ends those
                 # when an aborted run leaked them (end_open_spans), and only the breaker still holds them then.
-                ref: Callable[[], Any]
+                ref: Any = handle
+                weak = False
                 if kind is _LLM or kind is _TOOL:
                     try:
                         ref = _weakref(handle)
-                    except TypeError:
-                        ref = strong_ref(handle)
-                else:
-                    ref = strong_ref(handle)
+                        weak = True
+                    except TypeError:  # None, a plain value: held as it is
+                        ref = handle
                 if not gated:  # CHAIN and OTHER spans: nothing to veto, no attributes kept
                     if len(open_spans) < MAX_OPEN_SPANS:
                         open_spans[span_id] = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept,
                                                        NO_ATTRIBUTES, ref)
                     return None
                 # The attributes only while the start hooks run (finally below): never kept on an open span.
-                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref)
+                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref, weak)
                 if len(open_spans) < MAX_OPEN_SPANS:
                     open_spans[span_id] = entry
                 # A TOOL, LLM or AGENT span starts: admit it (breaker), then run the start detectors on its inputs.

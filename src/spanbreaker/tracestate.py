@@ -8,7 +8,7 @@ shares one history (its repeated delegations are visible) while its calls never 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -24,11 +24,6 @@ NAME_CHARS = 256
 """Characters of a span name kept on an open span and in a trip record."""
 NO_ATTRIBUTES: Mapping[str, Any] = MappingProxyType({})
 """What an open span holds of its attributes once its start hooks ran."""
-
-
-def strong_ref(handle: Any) -> Callable[[], Any]:
-    """A reference for a handle that takes no weak reference (None, a plain value): the handle itself."""
-    return lambda: handle
 
 
 @dataclass(slots=True, eq=False)
@@ -49,10 +44,11 @@ class OpenSpan:
     """The span's attributes while its start hooks run (tool_repeat fingerprints from them), then
     :data:`NO_ATTRIBUTES`: an open span never keeps a whole attribute value (a 200 KB prompt on a span whose
     trace is abandoned would stay until the LRU cap or the TTL dropped the trace)."""
-    ref: Callable[[], Any]
-    """Returns the caller's object for the span (the façade's SDK span), or None once the caller dropped it.
-    A weak reference where the object allows one: an abandoned span the application let go must not be kept
-    alive, attributes and all, by the breaker. Read it through :attr:`handle`."""
+    ref: Any
+    """The caller's object for the span (the façade's SDK span): a weak reference to it when :attr:`weak` (an
+    abandoned model or tool call span the application let go must not be kept alive, attributes and all, by the
+    breaker), else the object itself. Read it through :attr:`handle`."""
+    weak: bool = False
     probe: bool = False
     tool_calls: int = 0
     """Tool calls started under this span (CHAIN spans: per-step count)."""
@@ -60,7 +56,7 @@ class OpenSpan:
     @property
     def handle(self) -> Any:
         """The caller's object for the span, handed back in verdicts (None once dropped); never looked into."""
-        return self.ref()
+        return self.ref() if self.weak else self.ref
 
     @property
     def agent(self) -> str:
