@@ -77,11 +77,15 @@ def assert_marked(env: AgnoEnv, detector: str, agent: str) -> None:
     assert not trace.get_current_span().get_span_context().is_valid, "the run leaked its context"
 
 
-def assert_cancelled_by(output: Any, detector: str) -> None:
+def assert_cancelled_by(output: Any, detector: str, concurrent_model_calls: int = 0) -> None:
+    """The run ended cancelled by ``detector``'s trip, and no model call came after it but those of branches
+    running beside the tripped one (``Parallel``: a branch scheduled late under load may ask after the trip, and
+    is then blocked)."""
     assert output.status is RunStatus.cancelled, (output.status, output.content)
     assert str(output.content).startswith(f"spanbreaker tripped [{detector}]")
     record = trip_record(output)
-    assert record is not None and record.detector == detector and record.model_calls_after == 0
+    assert record is not None and record.detector == detector
+    assert record.model_calls_after <= concurrent_model_calls
 
 
 # ----------------------------------------------------------------------------------------- Workflow
@@ -175,7 +179,7 @@ def test_looping_parallel_branch_stops_the_workflow(env: AgnoEnv, mode: str) -> 
         Parallel(Step(name="loop", agent=looping), Step(name="steady", agent=steady), name="both"),
         Step(name="write", agent=writer)])
     output = run_workflow(workflow, mode)
-    assert_cancelled_by(output, "tool_repeat")
+    assert_cancelled_by(output, "tool_repeat", concurrent_model_calls=1)  # Steady's one call
     assert len(env.tool_bodies) == 4 and calls(writer.model) == 0  # type: ignore[arg-type]
     assert_marked(env, "tool_repeat", "Looper")
 
