@@ -892,7 +892,7 @@ def _other_shards_only(data: bytes, shard: Shard) -> bool:
 
 def _typed_spans(data: bytes, shard: Shard | None) -> list[tuple[dict[str, Any], RecordedSpan | None]] | None:
     """(resource, span) for every span of a well-formed request line decoded by msgspec (:mod:`.otlp_typed`),
-    as :func:`otlp_spans` gives them; None for a line that general reader must read (it then decides)."""
+    as :func:`otlp_spans` gives them; None for a line the general reader must read (it then decides)."""
     request = otlp_typed.decode(data)
     if request is None:
         return None
