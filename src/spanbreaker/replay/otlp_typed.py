@@ -87,11 +87,13 @@ class _Request(msgspec.Struct):
 
 _DECODER = msgspec.json.Decoder(_Request)
 
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 UINT64_MAX = 2**64 - 1
+"""OTLP times are fixed64 nanoseconds: a larger time is a defect (and would overflow the replay clock's float)."""
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+"""OTLP's ``intValue`` and Jaeger's ``int64`` tags."""
 
 
-class _Defer(Exception):
+class Defer(Exception):
     """This line is for the general reader."""
 
 
@@ -108,7 +110,7 @@ def attributes(items: list[_KeyValue] | None, max_chars: int, end_prefixes: tupl
                ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(attributes as the general reader's fast path reads them, those without the keys starting with
     ``end_prefixes``: a span's attributes at its start, see ``readers.start_attributes``, the first dict itself
-    when it has none of them); :class:`_Defer` for anything the fast path would not take."""
+    when it has none of them); :class:`Defer` for anything the fast path would not take."""
     out: dict[str, Any] = {}
     start: dict[str, Any] = {}
     ended = False
@@ -122,7 +124,7 @@ def attributes(items: list[_KeyValue] | None, max_chars: int, end_prefixes: tupl
         text = value.stringValue
         if text is not UNSET:
             if len(text) > max_chars:
-                raise _Defer
+                raise Defer
             read: Any = text
         elif value.boolValue is not UNSET:
             read = value.boolValue
@@ -132,13 +134,13 @@ def attributes(items: list[_KeyValue] | None, max_chars: int, end_prefixes: tupl
                 try:
                     number = int(number)
                 except (ValueError, OverflowError):
-                    raise _Defer from None
+                    raise Defer from None
             if not INT64_MIN <= number <= INT64_MAX:
-                raise _Defer
+                raise Defer
             read = number
         elif (value.doubleValue is not UNSET or value.bytesValue is not UNSET or value.arrayValue is not UNSET
                 or value.kvlistValue is not UNSET):
-            raise _Defer
+            raise Defer
         else:
             continue  # an empty AnyValue: skipped
         out[key] = read
@@ -158,7 +160,7 @@ def span_id(raw: str, digits: int) -> int:
         value = int(raw, 16)
         if value:
             return value
-    raise _Defer
+    raise Defer
 
 
 def time_ns(raw: int | str) -> int:
@@ -168,10 +170,8 @@ def time_ns(raw: int | str) -> int:
             value = int(raw)
             if value <= UINT64_MAX:
                 return value
-        raise _Defer
+        raise Defer
     if type(raw) is int and 0 <= raw <= UINT64_MAX:
         return raw
-    raise _Defer
+    raise Defer
 
-
-Defer = _Defer

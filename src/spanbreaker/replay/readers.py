@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from . import otlp_typed
-from .otlp_typed import UNSET
+from .otlp_typed import INT64_MAX, INT64_MIN, UINT64_MAX, UNSET
 from .shard import Shard
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -45,10 +45,6 @@ MAX_ATTRIBUTE_CHARS = 1024 * 1024
 MAX_SPANS_PER_TRACE = 200_000
 MAX_HELD_SPANS = 1_000_000
 """Spans held at once in traces waiting for their root span; past it the traces held longest are handed on."""
-UINT64_MAX = 2**64 - 1
-"""OTLP times are fixed64 nanoseconds: a larger time is a defect (and would overflow the replay clock's float)."""
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
-"""OTLP's ``intValue`` and Jaeger's ``int64`` tags."""
 MALFORMED = (TypeError, ValueError, AttributeError, KeyError, OverflowError, RecursionError)
 """What a record shaped unlike anything expected may raise while decoded; caught per span, line and file."""
 TRACE_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".otlp", ".gz")
