@@ -174,4 +174,3 @@ def time_ns(raw: int | str) -> int:
     if type(raw) is int and 0 <= raw <= UINT64_MAX:
         return raw
     raise Defer
-

@@ -331,24 +331,22 @@ def otlp_spans(request: Any, note: Callable[[str], None], shard: Shard | None = 
 # The fast path: the common, well-formed span decoded with few Python calls per attribute. It returns None at the
 # first thing it does not expect (a defect, a value to clip, an id in base64), and the careful path below decodes
 # that span again with its messages: the fast path never decides anything the careful one would decide otherwise.
-_HEX = re.compile(r"[0-9a-fA-F]+\Z")
-
-
 def _fast_id(raw: Any, digits: int) -> int | None:
-    if type(raw) is str and 0 < len(raw) <= digits and _HEX.match(raw):
-        return int(raw, 16) or None
-    return None
+    """A hex id as the typed decoder reads it (:func:`.otlp_typed.span_id`), or None."""
+    if type(raw) is not str:
+        return None
+    try:
+        return otlp_typed.span_id(raw, digits)
+    except otlp_typed.Defer:
+        return None
 
 
 def _fast_int(raw: Any) -> int | None:
-    if type(raw) is str:
-        if raw.isdigit() and raw.isascii():
-            value = int(raw)
-            return value if value <= UINT64_MAX else None
+    """A time as the typed decoder reads it (:func:`.otlp_typed.time_ns`), or None."""
+    try:
+        return otlp_typed.time_ns(raw)
+    except otlp_typed.Defer:
         return None
-    if type(raw) is int and 0 <= raw <= UINT64_MAX:
-        return raw
-    return None
 
 
 def _fast_attributes(items: Any) -> dict[str, Any] | None:
@@ -920,12 +918,8 @@ def _typed_spans(data: bytes, shard: Shard | None) -> list[tuple[dict[str, Any],
                         out.append((resource, None))
                         continue
                     parent = raw.parentSpanId
-                    start = raw.startTimeUnixNano  # the common case inline: a time in text
-                    start = int(start) if type(start) is str and start.isdigit() and start.isascii() and len(
-                        start) < 20 else read_time(start)
-                    end = raw.endTimeUnixNano
-                    end = start if end is UNSET else int(end) if type(end) is str and end.isdigit() and (
-                        end.isascii() and len(end) < 20) else read_time(end)
+                    start = read_time(raw.startTimeUnixNano)
+                    end = start if raw.endTimeUnixNano is UNSET else read_time(raw.endTimeUnixNano)
                     events = []
                     if raw.events:
                         for event in raw.events:
