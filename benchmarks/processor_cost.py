@@ -8,14 +8,18 @@ OpenInference smolagents instrumentor sets (as in the reference dump ``spans_tca
 message history, tool schemas, output messages, mime types).
 
 The same workload runs on a provider without processors (the baseline) and on one with the breaker, interleaved
-over several rounds; the fastest round of each is kept (the least disturbed by the machine), by wall clock and by
-CPU time (``time.process_time``: only this process's time on the core, the figure to trust on a shared machine).
-The load average is printed before and after.
+(see :func:`paired`), by wall clock and by CPU time (``time.process_time``: only this process's time on the core,
+the figure to trust on a shared machine). The load average is printed before and after.
 
 Two points of a run are measured: early (steps 5..) over many short runs, and late (steps 5,000..) in one long run,
-to show the cost per span does not grow with the length of the run.
+to show the cost per span does not grow with the length of the run. A third line, "hooks alone", feeds the SDK
+spans of the early workload, recorded once, to a fresh breaker's ``on_start`` / ``on_end`` with no SDK work in
+between: the breaker's own work, which the in-run figure exceeds by what running between the SDK's calls costs
+(its code and data, evicted from the CPU's caches by the SDK's work, fetched again). The line after it times the
+same hook calls with a sweep over a megabyte of objects before each (caches cold on purpose). With ``--by-kind``,
+the hooks-alone cost per span kind and hook.
 
-    python benchmarks/processor_cost.py [--rounds 7] [--shape minimal|smolagents]
+    python benchmarks/processor_cost.py [--rounds 7] [--shape minimal|smolagents] [--by-kind]
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.sdk.trace import SpanLimits, TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor, TracerProvider
 
 import spanbreaker
 
@@ -216,6 +220,93 @@ def paired(rounds: int, blocks: int, make: Callable[[bool], Any], spans_per_bloc
              max(ratios[c])) for c in (0, 1)]
 
 
+class _Recorder(SpanProcessor):
+    """Keeps every hook call the SDK makes, in order: (True for on_end, the span)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[bool, Any]] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.calls.append((False, span))
+
+    def on_end(self, span: Any) -> None:
+        self.calls.append((True, span))
+
+
+SWEEP_OBJECTS = 3000
+"""Objects a cold-cache sweep reads between two hook calls (a stand-in for the SDK's work between them: about a
+megabyte of dicts and strings, so the breaker's code and data have left the CPU's caches when its hook runs)."""
+
+
+class _Sweep:
+    """Reads a fresh slice of a large pool of objects each call: evicts what the last hook call left in the caches."""
+
+    def __init__(self) -> None:
+        self.pool = [{"a": index, "b": str(index)} for index in range(20 * SWEEP_OBJECTS)]
+        self.offset = 0
+
+    def __call__(self) -> int:
+        self.offset = (self.offset + 3 * SWEEP_OBJECTS + 1) % (len(self.pool) - SWEEP_OBJECTS)
+        return sum(item["a"] for item in self.pool[self.offset:self.offset + SWEEP_OBJECTS])
+
+
+def hooks_alone(rounds: int, runs: int, shape: str) -> tuple[float, float, dict[tuple[str, str], float]]:
+    """The breaker's hooks fed recorded spans, a fresh breaker each round, medians over rounds: (CPU nanoseconds
+    per span; wall nanoseconds per span in the hook calls alone, a cold-cache sweep run before each; wall
+    nanoseconds per hook call by (span kind, hook))."""
+    provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
+    recorder = _Recorder()
+    provider.add_span_processor(recorder)
+    early_cost(provider, runs, shape)
+    calls = recorder.calls
+    kinds = [(str(span.attributes.get("openinference.span.kind")), "on_end" if ended else "on_start")
+             for ended, span in calls]
+    per_span: list[float] = []
+    cold: list[float] = []
+    by_kind: dict[tuple[str, str], list[float]] = {}
+    clock = time.perf_counter_ns
+    sweep = _Sweep()
+    for _ in range(rounds):
+        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
+        start, end = processor.on_start, processor.on_end
+        began = time.process_time_ns()
+        for ended, span in calls:
+            if ended:
+                end(span)
+            else:
+                start(span)
+        per_span.append((time.process_time_ns() - began) / (len(calls) / 2))
+        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)  # again, each call timed (the clock's cost in)
+        start, end = processor.on_start, processor.on_end
+        sums: dict[tuple[str, str], list[int]] = {}
+        for (ended, span), key in zip(calls, kinds, strict=True):
+            began = clock()
+            if ended:
+                end(span)
+            else:
+                start(span)
+            took = clock() - began
+            entry = sums.setdefault(key, [0, 0])
+            entry[0] += took
+            entry[1] += 1
+        for key, (total, count) in sums.items():
+            by_kind.setdefault(key, []).append(total / count)
+        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
+        start, end = processor.on_start, processor.on_end
+        total = 0
+        for ended, span in calls:
+            sweep()
+            began = clock()
+            if ended:
+                end(span)
+            else:
+                start(span)
+            total += clock() - began
+        cold.append(total / (len(calls) / 2))
+    return (statistics.median(per_span), statistics.median(cold),
+            {key: statistics.median(values) for key, values in by_kind.items()})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -223,6 +314,7 @@ def main() -> None:
     parser.add_argument("--late-step", type=int, default=5000)
     parser.add_argument("--shape", choices=sorted(STEPS), default="minimal",
                         help="span attributes: only what the breaker reads, or all the smolagents instrumentor sets")
+    parser.add_argument("--by-kind", action="store_true", help="the hooks-alone cost per span kind and hook too")
     args = parser.parse_args()
     processors: list[spanbreaker.BreakerSpanProcessor] = []
 
@@ -243,6 +335,7 @@ def main() -> None:
           "the start")
     print(f"{'point of the run':<22}{'clock':>6}{'bare SDK span':>16}{'with breaker':>16}{'added':>12}"
           f"{'ratio (median)':>16}{'rounds':>16}")
+    early_bare = 0.0
     for label, make, blocks, spans in ((f"steps 5-9 ({args.runs} runs)", early_side, args.runs, 5 * SPANS_PER_STEP),
                                        (f"steps {args.late_step}-{args.late_step + 499}", late_side, 500,
                                         SPANS_PER_STEP)):
@@ -250,6 +343,16 @@ def main() -> None:
                                                              paired(args.rounds, blocks, make, spans), strict=True):
             print(f"{label:<22}{clock:>6}{bare / 1000:>13.1f} us{breaker / 1000:>13.1f} us"
                   f"{(breaker - bare) / 1000:>9.1f} us{median:>15.2f}x{f'{low:.2f}-{high:.2f}x':>16}")
+            if clock == "CPU" and not early_bare:
+                early_bare = bare
+    alone, cold, by_kind = hooks_alone(args.rounds, args.runs, args.shape)
+    print(f"{'hooks alone (early)':<22}{'CPU':>6}{'':>16}{'':>16}{alone / 1000:>9.1f} us{alone / early_bare:>15.2f}x"
+          f"{'(of early bare)':>16}")
+    print(f"{'  same, caches cold':<22}{'wall':>6}{'':>16}{'':>16}{cold / 1000:>9.1f} us{cold / early_bare:>15.2f}x"
+          f"{'(of early bare)':>16}")
+    if args.by_kind:
+        for (kind, hook), took in sorted(by_kind.items()):
+            print(f"    {kind:<8}{hook:<10}{took / 1000:>7.2f} us a call (wall, median of rounds)")
     assert all(p.stats.trips == 0 for p in processors), "the healthy workload must not trip"
     print(f"load average {_load()} at the end (CPU time is the figure to trust on a shared machine: wall clock also "
           "counts the time other processes held the core)")
