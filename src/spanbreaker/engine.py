@@ -170,7 +170,7 @@ class BreakerEngine:
         self._step_end_hooks = hooks["step_end"]
         self._agent_start_hooks = hooks["agent_start"]
         self._agent_end_hooks = hooks["agent_end"]
-        self._volatile = config.volatile_arg_keys
+        self._volatile_keys = config.volatile_arg_keys
         self._format_types = config.format_error_types
         self._logged: set[str] = set()
         self._since_sweep = 0
@@ -343,7 +343,7 @@ class BreakerEngine:
                         self.guard(self.shared.add_usage, trace_id, 0, 0, 1, 0.0)
                     if up is not None:
                         up.tool_calls += 1
-                    signal = entry.signal = tool_start(name, attributes, self._volatile, self._cap)
+                    signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
                     if self.shared is not None and signal.args_known:
                         self.guard(self.shared.tool_started, trace_id, scope.name, signal, attributes)
                     hooks = self._tool_start_hooks
@@ -410,7 +410,7 @@ class BreakerEngine:
                 if kind is _TOOL:
                     if not isinstance(signal, ToolCall):
                         return None  # admitted without detection (observe mode while OPEN)
-                    fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile)
+                    fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile_keys)
                     if self.shared is None:
                         scope.tools.record(signal)
                     else:

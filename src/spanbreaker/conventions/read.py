@@ -304,7 +304,8 @@ def _named_root(text: str, format_types: frozenset[str]) -> str | None:
     """The last real, non-wrapper exception class the text names, preferring ``Class:`` (Python's own format)."""
     text = text[:_MESSAGE_CHARS]
     for pattern in (_CLASS_BEFORE_COLON, _CLASS_WORD):
-        for name in reversed(pattern.findall(text)):
+        names: list[str] = pattern.findall(text)  # typed: mypyc cannot reverse a list of Any
+        for name in reversed(names):
             if name in format_types or (name not in fw.WRAPPER_ERRORS
                                         and exception_class.is_exception_class(name, _KNOWN_NAMES)):
                 return str(name)

@@ -214,7 +214,7 @@ class RedisSharedState:
         self.origin = uuid.uuid4().hex[:16]
         self.stats = SharedStats()
         self.channel = trips_channel(self.prefix)
-        self._volatile: frozenset[str] = frozenset(config.volatile_arg_keys)
+        self._volatile_keys: frozenset[str] = frozenset(config.volatile_arg_keys)
         self._cap: int = config.max_attribute_chars
         self._client = client if client is not None else make_client(url)
         self._script = self._client.register_script(_USAGE_LUA)
@@ -301,7 +301,7 @@ class RedisSharedState:
         """Key a call whose arguments are recorded (at its start, or at its end when they came only then) and
         say how many identical calls with identical results the trace made before it, in every process, with
         nothing changed since (``call.shared_repeats``, read by ``tool_repeat``). Memory only."""
-        key = call.shared_key = calls.call_key(agent, call, attributes, self._volatile, self._cap)
+        key = call.shared_key = calls.call_key(agent, call, attributes, self._volatile_keys, self._cap)
         book = self._books.get(trace_id)
         read = book.streaks if book is not None and not self._degraded else None  # stale while Redis is down
         if read is not None and book is not None and read[0] == book.changes:  # no change here since the read
