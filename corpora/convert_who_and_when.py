@@ -71,6 +71,8 @@ def magentic_one(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
         elif role.startswith("Orchestrator"):
             if agent_replied or step is None:
                 step, agent_replied = b.step(t, t + SECOND - 1), False
+            else:
+                b.extend(step, t + SECOND - 1)  # another orchestrator turn in the same step: the step covers it
             b.llm(step, t + 1, t + SECOND // 4, MODEL, estimate_tokens(chars), estimate_tokens(len(text)), text,
                   name="Orchestrator.create")
             if role.startswith("Orchestrator (-> "):
@@ -101,6 +103,7 @@ def captain_agent(run_id: str, data: dict[str, Any]) -> dict[str, Any]:
         name, text = msg.get("name") or msg.get("role") or "agent", msg.get("content", "") or ""
         t += SECOND
         if name == "Computer_terminal" and step is not None:
+            b.extend(step, t + SECOND // 2)  # the run of the code the step's message wrote: the step covers it
             b.tool(step, t, t + SECOND // 2, "code_executor", {"code": "\n".join(previous_code)}, text)
         else:
             step = b.step(t, t + SECOND - 1)

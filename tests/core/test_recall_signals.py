@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import spanbreaker
 from spanbreaker import progress
 from spanbreaker.config import DETECTOR_IDS
+from spanbreaker.conventions import ledger as ledger_module
 
 from .spans import Harness, make_harness
 
@@ -59,6 +60,53 @@ def test_self_reported_stall_quiet_when_the_orchestrator_recovers_after_a_stall(
     h = only("self_reported_stall")
     orchestrate(h, [(True, False), (False, False), (False, True)] * 6 + [(False, True)] * 20)
     assert h.trips == []
+
+
+def orchestrate_genai(h: Harness, rounds: list[tuple[bool, bool]]) -> None:
+    """The same rounds as an instrumentor of the GenAI conventions records them (AutoGen's own tracing): no step
+    spans, and the ledger is the text of a part in ``gen_ai.output.messages``, a JSON string inside JSON."""
+    def chat(text: str) -> None:
+        with h.tracer.start_as_current_span("chat gpt-4o", attributes={
+                "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o"}) as span:
+            span.set_attribute("gen_ai.output.messages", json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": text}], "finish_reason": "stop"}]))
+
+    with h.tracer.start_as_current_span("invoke_agent Orchestrator", attributes={
+            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "Orchestrator"}):
+        for n, (in_loop, progress) in enumerate(rounds, 1):
+            chat(ledger(in_loop, progress))
+            chat(f"Please search again, variant {n}, for the executives list.")
+            with h.tracer.start_as_current_span("execute_tool web_browser", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "web_browser",
+                    "gen_ai.tool.call.arguments": json.dumps({"instruction": f"search variant {n}"})}) as tool:
+                tool.set_attribute("gen_ai.tool.call.result", f"I typed 'executives {n}'. Here is a screenshot ...")
+
+
+def test_self_reported_stall_reads_the_ledger_in_genai_output_messages() -> None:
+    h = only("self_reported_stall")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        orchestrate_genai(h, [(False, True), (True, False), (True, False), (True, True), (False, True)])
+    assert caught.value.detector == "self_reported_stall"
+    assert caught.value.evidence["consecutive_rounds"] == 3
+    assert len([s for s in h.spans() if s.name == "execute_tool web_browser"]) == 3  # stopped before round 4's
+
+
+def test_self_reported_stall_quiet_on_genai_ledgers_that_recover() -> None:
+    h = only("self_reported_stall")
+    orchestrate_genai(h, [(True, False), (False, False), (False, True)] * 6)
+    assert h.trips == []
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=60, deadline=None)
+def test_ledger_read_the_same_inside_genai_messages(reason: str) -> None:
+    """A ledger quoted inside GenAI output messages answers as the ledger itself does, whatever its reasons hold
+    (quotes, backslashes, braces, non-ASCII)."""
+    for in_loop, made_progress in ((True, True), (False, True), (False, False)):
+        text = json.dumps({"is_in_loop": {"reason": reason, "answer": in_loop},
+                           "is_progress_being_made": {"reason": reason, "answer": made_progress}})
+        wrapped = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
+        assert ledger_module.stalled(wrapped) == ledger_module.stalled(text)
 
 
 # ------------------------------------------------------------------------- tool errors read from output text

@@ -197,7 +197,9 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
     if value is not None:
         call.cost_usd = as_float(value)
     value = get(oi.OUTPUT)
-    if type(value) is str and value.find(ledger.IN_LOOP, 0, ledger.LEDGER_CHARS) >= 0:
+    if value is None:
+        value = get(ga.OUTPUT_MESSAGES)  # the GenAI conventions' output: a ledger is a message part's text there
+    if type(value) is str and value.find(ledger.MARKER, 0, ledger.LEDGER_CHARS) >= 0:
         call.stalled = ledger.stalled(value)
     if call.input_chars == 0:
         raw = get(oi.INPUT)

@@ -1,0 +1,58 @@
+"""The same runs recorded in another instrumentor's shape get the same verdicts (``benchmarks/shape_ablation.py``).
+
+The corpora were all converted into one shape (OpenInference attributes, a ``Step N`` span per model turn). The
+OpenAI Agents SDK and pydantic-ai record no step span; GenAI-convention instrumentors (AutoGen's own, openai-v2,
+pydantic-ai) name everything ``gen_ai.*`` and put a model's output text inside ``gen_ai.output.messages``. A
+detector that works only in our converters' shape would be tuned to them, not to the runs: here each committed
+corpus is rewritten into those shapes and replayed at the defaults, and every trace must get the verdict it gets
+as converted (the same trips, by the same detectors).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from spanbreaker.replay import replay
+
+from .verdicts import COMMITTED
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from shape_ablation import VARIANTS, rewrite
+
+
+@functools.cache
+def _verdicts(path: Path) -> list[tuple[str, str | None]]:
+    return [(result.trace_id, result.detector if result.tripped else None) for result in replay(path)]
+
+
+@pytest.mark.parametrize("variant", ["no_steps", "genai"])
+@pytest.mark.parametrize("corpus", COMMITTED, ids=lambda path: path.name.split(".")[0])
+def test_another_instrumentors_shape_gets_the_same_verdicts(corpus: Path, variant: str, tmp_path: Path) -> None:
+    reshaped = tmp_path / f"{variant}.jsonl.gz"
+    rewrite(corpus, reshaped, VARIANTS[variant])
+    as_converted = _verdicts(corpus)
+    assert any(detector for _, detector in as_converted)  # a corpus that trips somewhere: verdicts to keep
+    assert _verdicts(reshaped) == as_converted
+
+
+@pytest.mark.parametrize("corpus", COMMITTED, ids=lambda path: path.name.split(".")[0])
+def test_the_converters_nest_a_childs_time_in_its_parents(corpus: Path) -> None:
+    """A child that outlives its parent span loses its agent in a replay (its parent is no longer open): the
+    Who&When converter once let later orchestrator turns and code runs fall after their step's end."""
+    with gzip.open(corpus, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            spans = [span for resource in json.loads(line)["resourceSpans"] for scope in resource["scopeSpans"]
+                     for span in scope["spans"]]
+            by_id = {span["spanId"]: span for span in spans}
+            for span in spans:
+                parent = by_id.get(span.get("parentSpanId"))
+                if parent is not None:
+                    assert int(parent["startTimeUnixNano"]) <= int(span["startTimeUnixNano"])
+                    assert int(span["endTimeUnixNano"]) <= int(parent["endTimeUnixNano"]), span["name"]
