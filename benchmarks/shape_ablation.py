@@ -9,7 +9,11 @@ record no token counts. The runs stay the same, so the verdicts should too. Vari
 * ``genai``: OpenInference attributes rewritten to the OpenTelemetry GenAI conventions (``gen_ai.operation.name``,
   ``gen_ai.tool.*``, ``gen_ai.request.model``, ``gen_ai.usage.*``, ``gen_ai.agent.name``) and span names as they
   prescribe (``execute_tool <tool>``, ``chat <model>``, ``invoke_agent <agent>``); steps keep no kind;
-* ``no_tokens``: model calls without token counts.
+* ``no_tokens``: model calls without token counts;
+* ``no_times``: every span at one instant (a log without clocks: the replay walks the tree in recorded order);
+* ``short_results``: tool results cut to 1,000 characters (results differing only further on read alike);
+* ``structured_errors``: a tool result holding a Python traceback recorded as the tool raising it (status ERROR
+  and an ``exception`` event, no result text).
 
 Per corpus and variant it prints the traces tripped, the successful runs tripped, and how many traces got a
 different verdict from the corpus as converted (tripped or not, and by which detector).
@@ -25,6 +29,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import sys
 import tempfile
 from collections import Counter
@@ -144,8 +149,58 @@ def no_tokens(request: dict[str, Any]) -> None:
             _set_attributes(span, {k: v for k, v in attributes.items() if not k.startswith("llm.token_count.")})
 
 
-VARIANTS: dict[str, Callable[[dict[str, Any]], None]] = {"no_steps": no_steps, "genai": genai,
-                                                          "no_tokens": no_tokens}
+def no_times(request: dict[str, Any]) -> None:
+    """Every span at one instant: a converter from a log without clocks (the replay then walks the tree in the
+    recorded order)."""
+    for span in _spans(request):
+        span["startTimeUnixNano"] = span["endTimeUnixNano"] = "1700000000000000000"
+
+
+RESULT_CHARS = 1000
+
+
+def short_results(request: dict[str, Any]) -> None:
+    """Tool results cut to their first :data:`RESULT_CHARS` characters (a converter or instrumentor that keeps
+    less): results that differ only further on now read alike."""
+    for span in _spans(request):
+        attributes = _attributes(span)
+        if _text(attributes.get(KIND, {})) != "TOOL":
+            continue
+        text = _text(attributes.get("output.value", {}))
+        if text is not None and len(text) > RESULT_CHARS:
+            attributes["output.value"] = {"stringValue": text[:RESULT_CHARS]}
+            _set_attributes(span, attributes)
+
+
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception))(?::\s*(.*))?$", re.MULTILINE)
+
+
+def structured_errors(request: dict[str, Any]) -> None:
+    """A tool result holding a Python traceback recorded as the tool raising it: no result, status ERROR and an
+    ``exception`` event (``exception.type``, ``exception.message``, ``exception.stacktrace``), as
+    ``Span.record_exception`` writes it."""
+    for span in _spans(request):
+        attributes = _attributes(span)
+        text = _text(attributes.get("output.value", {}))
+        if _text(attributes.get(KIND, {})) != "TOOL" or not text or "Traceback (most recent call last)" not in text:
+            continue
+        raised = _RAISED.findall(text)
+        if not raised:
+            continue
+        kind, message = raised[-1]
+        del attributes["output.value"]
+        _set_attributes(span, attributes)
+        span["status"] = {"code": 2, "message": f"{kind}: {message}" if message else kind}
+        span["events"] = [*(span.get("events") or []), {
+            "name": "exception", "timeUnixNano": span.get("endTimeUnixNano", "0"),
+            "attributes": [{"key": "exception.type", "value": {"stringValue": kind}},
+                           {"key": "exception.message", "value": {"stringValue": message}},
+                           {"key": "exception.stacktrace", "value": {"stringValue": text}}]}]
+
+
+VARIANTS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "no_steps": no_steps, "genai": genai, "no_tokens": no_tokens, "no_times": no_times,
+    "short_results": short_results, "structured_errors": structured_errors}
 
 
 def _files(paths: list[Path]) -> list[Path]:

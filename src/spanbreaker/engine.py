@@ -34,6 +34,7 @@ from .conventions import classify
 from .conventions import openinference as _oi
 from .conventions.read import (
     agent_start,
+    error_detail,
     fill_agent_result,
     fill_model_result,
     fill_tool_result,
@@ -410,7 +411,8 @@ class BreakerEngine:
                 if kind is _TOOL:
                     if not isinstance(signal, ToolCall):
                         return None  # admitted without detection (observe mode while OPEN)
-                    fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile_keys)
+                    fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile_keys,
+                                     None if error is None else error_detail(events, status))
                     if self.shared is None:
                         scope.tools.record(signal)
                     else:

@@ -59,6 +59,29 @@ def test_tool_repeat_quiet_on_pagination_and_on_changing_results(harness: Harnes
     assert harness.trips == []
 
 
+def test_tool_repeat_trips_on_a_call_raising_the_same_error_again() -> None:
+    """A tool that raised and returned nothing is known by its error: the same exception, message included."""
+    h = only("tool_repeat")
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n in range(1, 10):
+            with h.step(n):
+                h.llm()
+                h.tool("fetch", {"url": "https://example.invalid/a"}, error=PermissionError("403 Forbidden"))
+    assert caught.value.detector == "tool_repeat"
+
+
+def test_tool_repeat_quiet_when_a_raised_error_says_something_new_each_time() -> None:
+    """Look-alike: the same call raising the same class with another message each time (a job still running,
+    another missing row) did not return the same thing twice, as two different result texts would not have."""
+    h = only("tool_repeat")
+    with h.agent():
+        for n in range(1, 12):
+            with h.step(n):
+                h.llm()
+                h.tool("job_result", {"job": "42"}, error=LookupError(f"job 42 not finished: {n * 9}% done"))
+    assert h.trips == []
+
+
 def test_tool_repeat_counts_a_model_turn_once_and_trips_when_the_model_asks_again() -> None:
     """The loop is the model seeing the same answer and asking again: five turns, each re-sending a batch of
     three identical calls with the identical error, trip at the fifth turn's first call."""

@@ -1,11 +1,14 @@
 """The same runs recorded in another instrumentor's shape get the same verdicts (``benchmarks/shape_ablation.py``).
 
-The corpora were all converted into one shape (OpenInference attributes, a ``Step N`` span per model turn). The
-OpenAI Agents SDK and pydantic-ai record no step span; GenAI-convention instrumentors (AutoGen's own, openai-v2,
-pydantic-ai) name everything ``gen_ai.*`` and put a model's output text inside ``gen_ai.output.messages``. A
-detector that works only in our converters' shape would be tuned to them, not to the runs: here each committed
-corpus is rewritten into those shapes and replayed at the defaults, and every trace must get the verdict it gets
-as converted (the same trips, by the same detectors).
+The corpora were all converted into one shape (OpenInference attributes, a ``Step N`` span per model turn, clock
+times, results up to 8 KiB, failures as text). The OpenAI Agents SDK and pydantic-ai record no step span;
+GenAI-convention instrumentors (AutoGen's own, openai-v2, pydantic-ai) name everything ``gen_ai.*`` and put a
+model's output text inside ``gen_ai.output.messages``; a log converted without clocks has no times; others keep
+less of a result, or record a failed call as a raised exception. A detector that works only in our converters'
+shape would be tuned to them, not to the runs: here each committed corpus is rewritten into those shapes and
+replayed at the defaults, and every trace must get the verdict it gets as converted (the same trips, by the same
+detectors). Without token counts (``no_tokens``) the corpora keep no prompt text to measure, so that shape is
+left to the benchmark.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ def _verdicts(path: Path) -> list[tuple[str, str | None]]:
     return [(result.trace_id, result.detector if result.tripped else None) for result in replay(path)]
 
 
-@pytest.mark.parametrize("variant", ["no_steps", "genai"])
+@pytest.mark.parametrize("variant", ["no_steps", "genai", "no_times", "short_results", "structured_errors"])
 @pytest.mark.parametrize("corpus", COMMITTED, ids=lambda path: path.name.split(".")[0])
 def test_another_instrumentors_shape_gets_the_same_verdicts(corpus: Path, variant: str, tmp_path: Path) -> None:
     reshaped = tmp_path / f"{variant}.jsonl.gz"

@@ -166,11 +166,11 @@ class Patches:
             for name in ("_run", "_continue_run"):
                 if hasattr(module, name):
                     self._wrap(module, name, _restore_context_sync)
-        if hasattr(agent_run, "_continue_run") and hasattr(agent_run, "_handle_run_cancellation"):
-            self._wrap(agent_run, "_continue_run", self._continue_run)
             for name in ("_arun", "_acontinue_run"):
                 if hasattr(module, name):
                     self._wrap(module, name, _restore_context_async)
+        if hasattr(agent_run, "_continue_run") and hasattr(agent_run, "_handle_run_cancellation"):
+            self._wrap(agent_run, "_continue_run", self._continue_run)
         self._wrap(_runs_wrapper, "_set_run_status", self._set_run_status)
         self._wrap(_FunctionCallWrapper, "_handle_success_streaming", _tool_stream)
         self._wrap(_FunctionCallWrapper, "_handle_async_success_streaming", _tool_astream)

@@ -45,6 +45,7 @@ KEYS: dict[str, str] = {
     "conversation": "gen_ai.conversation.id",
     "exception_type": "exception.type",
     "exception_message": "exception.message",
+    "exception_stacktrace": "exception.stacktrace",
 }
 OPERATION = KEYS["operation"]
 TOOL_NAME = KEYS["tool_name"]
@@ -64,6 +65,7 @@ INPUT_MESSAGES = KEYS["input_messages"]
 OUTPUT_MESSAGES = KEYS["output_messages"]
 EXCEPTION_TYPE = KEYS["exception_type"]
 EXCEPTION_MESSAGE = KEYS["exception_message"]
+EXCEPTION_STACKTRACE = KEYS["exception_stacktrace"]
 EXCEPTION_EVENT = "exception"
 """The span event an exception is recorded as (``Span.record_exception``)."""
 

@@ -113,12 +113,15 @@ def _names_volatile_key(text: str, volatile: frozenset[str]) -> bool:
 
 
 def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str | None, cap: int,
-                     format_types: frozenset[str], volatile: frozenset[str] = frozenset()) -> None:
-    """What came back (``error``: the span's :func:`root_error`, None when it ended clean); and the arguments,
-    when they were not on the span at start.
+                     format_types: frozenset[str], volatile: frozenset[str] = frozenset(),
+                     detail: str | None = None) -> None:
+    """What came back (``error``: the span's :func:`root_error`, None when it ended clean; ``detail``: its
+    :func:`error_detail`); and the arguments, when they were not on the span at start.
 
     A result that was not recorded (no result key, no failure) is unknown: ``result_known`` is False and the call
-    is neither empty nor identical to any other.
+    is neither empty nor identical to any other. A call that raised and returned nothing is known by its error,
+    class and message: two calls failing with the same class but different messages did not return the same
+    thing, as two different result texts would not have.
     """
     if not call.args_known:
         _tool, text = _tool_arguments(call.name, attributes, volatile, cap)
@@ -143,7 +146,7 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
     call.error = error
     text = output if output is not None else ""
     if error is not None and not text:
-        text = f"error:{error}"
+        text = f"error:{error}" if not detail else f"error:{error}: {detail[:cap]}"
     call.result_key = text_key(text, cap)
     call.result_sample = text if len(text) <= _SAMPLE_CHARS else sample(text)
     call.result_known = output is not None or error is not None
@@ -259,6 +262,23 @@ _CLASS_BEFORE_COLON = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]{0,127}):")
 _CLASS_WORD = re.compile(r"\b([A-Z][A-Za-z0-9_]{0,127}(?:Error|Exception|Exit|Interrupt))\b")
 """Class-shaped words anywhere (a message that names its root without the colon)."""
 _MESSAGE_CHARS = 4096
+
+
+def error_detail(events: Sequence[Any], status: Any) -> str | None:
+    """What a failed span says of its failure: the last ``exception`` event's message and stack trace (the
+    traceback a tool that printed it would have returned as text), else the status description; None when it
+    says nothing."""
+    detail: str | None = None
+    try:
+        for event in events or ():
+            if getattr(event, "name", None) == ga.EXCEPTION_EVENT:
+                attributes = getattr(event, "attributes", None) or {}
+                message = as_str(attributes.get(ga.EXCEPTION_MESSAGE)) or ""
+                stack = as_str(attributes.get(ga.EXCEPTION_STACKTRACE)) or ""
+                detail = f"{message}\n{stack}" if stack else message or detail
+    except Exception:  # odd event objects: as no event
+        detail = None
+    return detail or as_str(getattr(status, "description", None)) or None
 
 
 def root_error(events: Sequence[Any], status: Any, format_types: frozenset[str]) -> str | None:
