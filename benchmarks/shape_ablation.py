@@ -13,7 +13,9 @@ record no token counts. The runs stay the same, so the verdicts should too. Vari
 * ``no_times``: every span at one instant (a log without clocks: the replay walks the tree in recorded order);
 * ``short_results``: tool results cut to 1,000 characters (results differing only further on read alike);
 * ``structured_errors``: a tool result holding a Python traceback recorded as the tool raising it (status ERROR
-  and an ``exception`` event, no result text).
+  and an ``exception`` event, no result text);
+* ``tools_under_llm``: each tool call nested in the model call that asked for it;
+* ``no_llm``: no model call spans at all (a converter from tool logs alone).
 
 Per corpus and variant it prints the traces tripped, the successful runs tripped, and how many traces got a
 different verdict from the corpus as converted (tripped or not, and by which detector).
@@ -198,9 +200,47 @@ def structured_errors(request: dict[str, Any]) -> None:
                            {"key": "exception.stacktrace", "value": {"stringValue": text}}]}]
 
 
+def tools_under_llm(request: dict[str, Any]) -> None:
+    """Each tool call nested in the model call that asked for it (the last model call before it under the same
+    parent), that call's end moved to the tool's end: instrumentors that trace the tool loop inside the model
+    call."""
+    for resource in request.get("resourceSpans") or []:
+        for scope in resource.get("scopeSpans") or []:
+            spans = scope.get("spans") or []
+            last_llm: dict[str, Span] = {}
+            for span in sorted(spans, key=lambda s: int(s.get("startTimeUnixNano") or 0)):
+                kind = _text(_attributes(span).get(KIND, {}))
+                parent = span.get("parentSpanId") or ""
+                if kind == "LLM":
+                    last_llm[parent] = span
+                elif kind == "TOOL" and parent in last_llm:
+                    model = last_llm[parent]
+                    span["parentSpanId"] = model["spanId"]
+                    model["endTimeUnixNano"] = str(max(int(model["endTimeUnixNano"]), int(span["endTimeUnixNano"])))
+
+
+def no_llm(request: dict[str, Any]) -> None:
+    """No model call spans at all (a converter from tool logs alone): their children hang from their parent."""
+    models = {span["spanId"]: span.get("parentSpanId") for span in _spans(request)
+              if _text(_attributes(span).get(KIND, {})) == "LLM"}
+    for resource in request.get("resourceSpans") or []:
+        for scope in resource.get("scopeSpans") or []:
+            kept = []
+            for span in scope.get("spans") or []:
+                if span["spanId"] in models:
+                    continue
+                parent = span.get("parentSpanId")
+                while parent in models:
+                    parent = models[parent]
+                span["parentSpanId"] = parent or ""
+                kept.append(span)
+            scope["spans"] = kept
+
+
 VARIANTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "no_steps": no_steps, "genai": genai, "no_tokens": no_tokens, "no_times": no_times,
-    "short_results": short_results, "structured_errors": structured_errors}
+    "short_results": short_results, "structured_errors": structured_errors, "tools_under_llm": tools_under_llm,
+    "no_llm": no_llm}
 
 
 def _files(paths: list[Path]) -> list[Path]:

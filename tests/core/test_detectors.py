@@ -97,6 +97,39 @@ def test_tool_repeat_counts_a_model_turn_once_and_trips_when_the_model_asks_agai
     assert len(h.named("SimpleTool")) == 13  # four turns of three ran; the fifth turn's first call was vetoed
 
 
+@pytest.mark.parametrize("with_model_spans", [True, False])
+def test_tool_repeat_counts_a_step_as_a_turn_where_no_model_call_is_recorded(with_model_spans: bool) -> None:
+    """A trace without model call spans (a converter from tool logs, an instrumentor tracing only tools) still
+    has its steps: each is one model turn. Three identical calls in a step count once; a fifth step asking again
+    trips, with model call spans or without."""
+    h = only("tool_repeat")
+    with pytest.raises(spanbreaker.Tripped), h.agent():
+        for n in range(1, 10):
+            with h.step(n):
+                if with_model_spans:
+                    h.llm()
+                for _ in range(3):
+                    h.tool("bash", {"command": "test -w /data && mkdir -p /data/cache"}, output='{"exitCode": 1}')
+    assert h.trips[0].evidence["identical_calls"] == 5
+    assert len(h.named("SimpleTool")) == 13
+
+
+def test_tool_repeat_quiet_on_a_probe_repeated_within_steps_without_model_spans() -> None:
+    """Look-alike, no model call spans: the probe six times in one step, then work, then three times: quiet."""
+    h = only("tool_repeat")
+    probe = {"command": "test -w /data && mkdir -p /data/cache"}
+    with h.agent():
+        with h.step(1):
+            for _ in range(6):
+                h.tool("bash", probe, output='{"exitCode": 1}')
+        with h.step(2):
+            h.tool("read_file", {"path": "src/app.py"}, output="def main(): ...")
+        with h.step(3):
+            for _ in range(3):
+                h.tool("bash", probe, output='{"exitCode": 1}')
+    assert h.trips == []
+
+
 def test_tool_repeat_quiet_on_identical_calls_inside_one_turn() -> None:
     """Look-alike: a platform probe run several times at each hand-off (or a tool's own retries, a duplicated
     parallel batch): six identical calls in one turn, three more two turns later, work in between. The model
