@@ -119,9 +119,9 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
     :func:`error_detail`); and the arguments, when they were not on the span at start.
 
     A result that was not recorded (no result key, no failure) is unknown: ``result_known`` is False and the call
-    is neither empty nor identical to any other. A call that raised and returned nothing is known by its error,
-    class and message: two calls failing with the same class but different messages did not return the same
-    thing, as two different result texts would not have.
+    is neither empty nor identical to any other. A call that raised and returned nothing is known by its error:
+    class, message and stack trace. Two calls failing with the same class but different messages did not return
+    the same thing, as two different result texts would not have.
     """
     if not call.args_known:
         _tool, text = _tool_arguments(call.name, attributes, volatile, cap)
