@@ -307,7 +307,8 @@ class BreakerEngine:
                 kept = name if type(name) is not str or len(name) <= NAME_CHARS else name[:NAME_CHARS]
                 if kind is _CHAIN:
                     step = kept if isinstance(kept, str) else None
-                    (scope if scope is not None else trace.scope("")).tools.step_turn()  # a turn without models
+                    if up is not None:  # a step stands for a turn where no model call is recorded; a root is a run
+                        (scope if scope is not None else trace.scope("")).tools.step_turn()
                 # Model and tool calls weakly where they can be: an abandoned call span the caller dropped, its
                 # prompt and all, is not kept alive here. Agent and step spans strongly: an adapter ends those
                 # when an aborted run leaked them (end_open_spans), and only the breaker still holds them then.

@@ -114,6 +114,18 @@ def test_tool_repeat_counts_a_step_as_a_turn_where_no_model_call_is_recorded(wit
     assert len(h.named("SimpleTool")) == 13
 
 
+def test_tool_repeat_trips_on_tool_calls_alone_under_a_root_chain() -> None:
+    """Tool calls alone under the trace's root CHAIN span (CrewAI's ``akickoff`` under the OpenInference wrapper
+    records only ``Crew.kickoff`` and the tool spans): the root is the run, not one turn, so each identical call
+    counts and the loop trips."""
+    h = only("tool_repeat")
+    with pytest.raises(spanbreaker.Tripped), h.tracer.start_as_current_span(
+            "Crew.kickoff", attributes={"openinference.span.kind": "CHAIN"}):
+        for _ in range(8):
+            h.tool("search", {"query": "weather in Paris"}, output="no results")
+    assert len(h.named("SimpleTool")) == 5
+
+
 def test_tool_repeat_quiet_on_a_probe_repeated_within_steps_without_model_spans() -> None:
     """Look-alike, no model call spans: the probe six times in one step, then work, then three times: quiet."""
     h = only("tool_repeat")
