@@ -254,6 +254,7 @@ def _files(paths: list[Path]) -> list[Path]:
 
 
 def rewrite(source: Path, target: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """``source`` (OTLP/JSON lines, plain or gzip) with ``change`` applied to each request, as gzip at ``target``."""
     opener = gzip.open if source.name.endswith(".gz") else open
     with opener(source, "rt", encoding="utf-8") as lines, gzip.open(target, "wt", encoding="utf-8") as out:
         for line in lines:
@@ -300,7 +301,7 @@ def main() -> None:
                 merged.update({(file.name, line): verdict for (_, line), verdict in _verdicts(target).items()})
             results[variant] = merged
     corpora = sorted({corpus for _, _, corpus in baseline.values()})
-    print(f"{'corpus':<44}{'shape':<14}{'runs':>6}{'tripped':>9}{'successes tripped':>19}{'verdicts changed':>18}")
+    print(f"{'corpus':<44}{'shape':<19}{'runs':>6}{'tripped':>9}{'successes tripped':>19}{'verdicts changed':>18}")
     for corpus in corpora:
         keys = [key for key, (_, _, name) in baseline.items() if name == corpus]
         successes = sum(1 for key in keys if baseline[key][1])
@@ -309,7 +310,7 @@ def main() -> None:
             false = sum(1 for key in keys if verdicts.get(key, (None,))[0] is not None and baseline[key][1])
             changed = Counter(f"{baseline[key][0]}->{verdicts.get(key, ('missing',))[0]}" for key in keys
                               if verdicts.get(key, ("missing",))[0] != baseline[key][0])
-            print(f"{corpus:<44}{shape:<14}{len(keys):>6}{tripped:>9}{f'{false} of {successes}':>19}"
+            print(f"{corpus:<44}{shape:<19}{len(keys):>6}{tripped:>9}{f'{false} of {successes}':>19}"
                   f"{sum(changed.values()):>18}" + (f"  {dict(changed)}" if changed else ""))
 
 
