@@ -70,22 +70,27 @@ def _spans(request: dict[str, Any]) -> Iterator[Span]:
             yield from scope.get("spans") or []
 
 
-def no_steps(request: dict[str, Any]) -> None:
-    """Drop the step spans; their children hang from the step's parent."""
-    steps = {span["spanId"]: span.get("parentSpanId") for span in _spans(request)
-             if _text(_attributes(span).get(KIND, {})) == "CHAIN" and str(span.get("name", "")).startswith("Step ")}
+def _drop(request: dict[str, Any], dropped: Callable[[Span], bool]) -> None:
+    """Remove the spans ``dropped`` selects; their children hang from the nearest ancestor that stays."""
+    parents = {span["spanId"]: span.get("parentSpanId") for span in _spans(request) if dropped(span)}
     for resource in request.get("resourceSpans") or []:
         for scope in resource.get("scopeSpans") or []:
             kept = []
             for span in scope.get("spans") or []:
-                if span["spanId"] in steps:
+                if span["spanId"] in parents:
                     continue
                 parent = span.get("parentSpanId")
-                while parent in steps:
-                    parent = steps[parent]
+                while parent in parents:
+                    parent = parents[parent]
                 span["parentSpanId"] = parent or ""
                 kept.append(span)
             scope["spans"] = kept
+
+
+def no_steps(request: dict[str, Any]) -> None:
+    """Drop the step spans; their children hang from the step's parent."""
+    _drop(request, lambda span: _text(_attributes(span).get(KIND, {})) == "CHAIN"
+          and str(span.get("name", "")).startswith("Step "))
 
 
 _GENAI_KEYS = {"tool.name": "gen_ai.tool.name", "llm.model_name": "gen_ai.request.model",
@@ -221,20 +226,7 @@ def tools_under_llm(request: dict[str, Any]) -> None:
 
 def no_llm(request: dict[str, Any]) -> None:
     """No model call spans at all (a converter from tool logs alone): their children hang from their parent."""
-    models = {span["spanId"]: span.get("parentSpanId") for span in _spans(request)
-              if _text(_attributes(span).get(KIND, {})) == "LLM"}
-    for resource in request.get("resourceSpans") or []:
-        for scope in resource.get("scopeSpans") or []:
-            kept = []
-            for span in scope.get("spans") or []:
-                if span["spanId"] in models:
-                    continue
-                parent = span.get("parentSpanId")
-                while parent in models:
-                    parent = models[parent]
-                span["parentSpanId"] = parent or ""
-                kept.append(span)
-            scope["spans"] = kept
+    _drop(request, lambda span: _text(_attributes(span).get(KIND, {})) == "LLM")
 
 
 VARIANTS: dict[str, Callable[[dict[str, Any]], None]] = {
