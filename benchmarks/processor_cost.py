@@ -264,7 +264,6 @@ def hooks_alone(rounds: int, runs: int, shape: str) -> tuple[float, float, dict[
     per_span: list[float] = []
     cold: list[float] = []
     by_kind: dict[tuple[str, str], list[float]] = {}
-    clock = time.perf_counter_ns
     sweep = _Sweep()
     for _ in range(rounds):
         processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
@@ -276,35 +275,35 @@ def hooks_alone(rounds: int, runs: int, shape: str) -> tuple[float, float, dict[
             else:
                 start(span)
         per_span.append((time.process_time_ns() - began) / (len(calls) / 2))
-        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)  # again, each call timed (the clock's cost in)
-        start, end = processor.on_start, processor.on_end
         sums: dict[tuple[str, str], list[int]] = {}
-        for (ended, span), key in zip(calls, kinds, strict=True):
-            began = clock()
-            if ended:
-                end(span)
-            else:
-                start(span)
-            took = clock() - began
+        for key, took in zip(kinds, _timed_calls(calls), strict=True):
             entry = sums.setdefault(key, [0, 0])
             entry[0] += took
             entry[1] += 1
         for key, (total, count) in sums.items():
             by_kind.setdefault(key, []).append(total / count)
-        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
-        start, end = processor.on_start, processor.on_end
-        total = 0
-        for ended, span in calls:
-            sweep()
-            began = clock()
-            if ended:
-                end(span)
-            else:
-                start(span)
-            total += clock() - began
-        cold.append(total / (len(calls) / 2))
+        cold.append(sum(_timed_calls(calls, sweep)) / (len(calls) / 2))
     return (statistics.median(per_span), statistics.median(cold),
             {key: statistics.median(values) for key, values in by_kind.items()})
+
+
+def _timed_calls(calls: list[tuple[bool, Any]], before: Callable[[], object] | None = None) -> list[int]:
+    """Wall nanoseconds of each hook call of a fresh breaker fed ``calls`` (the clock's own cost in); ``before``
+    runs untimed before each call."""
+    processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
+    start, end = processor.on_start, processor.on_end
+    clock = time.perf_counter_ns
+    took: list[int] = []
+    for ended, span in calls:
+        if before is not None:
+            before()
+        began = clock()
+        if ended:
+            end(span)
+        else:
+            start(span)
+        took.append(clock() - began)
+    return took
 
 
 def main() -> None:

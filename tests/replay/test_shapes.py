@@ -56,7 +56,9 @@ def test_a_shape_that_records_less_trips_no_trace_it_did_not(corpus: Path, varia
     reshaped = tmp_path / f"{variant}.jsonl.gz"
     rewrite(corpus, reshaped, VARIANTS[variant])
     as_converted = dict(_verdicts(corpus))
-    for trace_id, detector in _verdicts(reshaped):
+    reshaped_verdicts = _verdicts(reshaped)
+    assert len(reshaped_verdicts) == len(as_converted)  # every trace replayed, none lost to the rewrite
+    for trace_id, detector in reshaped_verdicts:
         assert detector is None or as_converted[trace_id] == detector, trace_id
 
 
