@@ -6,7 +6,12 @@ and without the breaker, and takes the differences, so interpreter start-up and 
 hashing is seeded the same in every run (``PYTHONHASHSEED=0``): with random seeds, dict and set layouts alone
 moved the figure by a couple of thousand instructions per span between identical runs.
 
-    python benchmarks/processor_instructions.py [--disable all|id,id] [--shape minimal|smolagents|both]
+With ``--caches`` the runs go under cachegrind's cache simulation instead (its model of this CPU's first-level
+caches, read from the CPU), which adds the first-level instruction and data cache misses per span: what the
+breaker's code and data cost beyond their instructions when they run between the SDK's (processor_cost.py's
+"hooks alone" against "in the run"), counted the same in every run.
+
+    python benchmarks/processor_instructions.py [--disable all|id,id] [--shape minimal|smolagents|both] [--caches]
 
 Needs ``valgrind`` (Debian package); takes a minute or two.
 """
@@ -44,17 +49,26 @@ pc.early(provider, runs, shape)
 """
 
 
-def instructions(with_breaker: bool, runs: int, disable: str, shape: str) -> int:
+COUNTS = ("instructions", "I1 misses", "D1 misses")
+_CACHEGRIND = {"instructions": r"I\s+refs:\s+([\d,]+)", "I1 misses": r"I1\s+misses:\s+([\d,]+)",
+               "D1 misses": r"D1\s+misses:\s+([\d,]+)"}
+
+
+def measure(with_breaker: bool, runs: int, disable: str, shape: str, caches: bool) -> dict[str, int]:
+    """Counts of one run of the workload: instructions (callgrind), or with ``caches`` instructions and first-level
+    cache misses (cachegrind)."""
     driver = DRIVER.format(here=str(HERE))
+    tool = (["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"] if caches
+            else ["--tool=callgrind", "--callgrind-out-file=/dev/null"])
     result = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", driver,
-         "1" if with_breaker else "0", str(runs), disable, shape],
+        ["valgrind", *tool, sys.executable, "-c", driver, "1" if with_breaker else "0", str(runs), disable, shape],
         capture_output=True, text=True, check=True,
         env={**os.environ, "PYTHONHASHSEED": "0"})  # one string-hash layout every run: dict probing, set order
-    match = re.search(r"Collected : (\d+)", result.stderr)
-    if match is None:
-        raise SystemExit(f"valgrind printed no instruction count:\n{result.stderr[-2000:]}")
-    return int(match.group(1))
+    patterns = _CACHEGRIND if caches else {"instructions": r"Collected : (\d+)"}
+    found = {name: re.search(pattern, result.stderr) for name, pattern in patterns.items()}
+    if not all(found.values()):
+        raise SystemExit(f"valgrind printed no counts:\n{result.stderr[-2000:]}")
+    return {name: int(match.group(1).replace(",", "")) for name, match in found.items() if match is not None}
 
 
 def main() -> None:
@@ -62,6 +76,8 @@ def main() -> None:
     parser.add_argument("--disable", default="", help="detectors to disable: 'all' or comma-separated ids")
     parser.add_argument("--shape", choices=["minimal", "smolagents", "both"], default="both",
                         help="span attributes (see processor_cost.py)")
+    parser.add_argument("--caches", action="store_true",
+                        help="cachegrind: first-level instruction and data cache misses per span too")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -69,14 +85,15 @@ def main() -> None:
     shapes = ["minimal", "smolagents"] if args.shape == "both" else [args.shape]
     jobs = [(shape, with_breaker, runs) for shape in shapes for with_breaker in (False, True) for runs in (low, high)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # one valgrind process per core
-        counts = dict(zip(jobs, pool.map(lambda job: instructions(job[1], job[2], args.disable, job[0]), jobs),
-                          strict=True))
+        counts = dict(zip(jobs, pool.map(
+            lambda job: measure(job[1], job[2], args.disable, job[0], args.caches), jobs), strict=True))
     for shape in shapes:
-        per_span = {with_breaker: (counts[shape, with_breaker, high] - counts[shape, with_breaker, low])
-                    / ((high - low) * SPANS_PER_RUN) for with_breaker in (False, True)}
-        bare, breaker = per_span[False], per_span[True]
-        print(f"{shape:<11} spans: bare SDK span {bare:,.0f} instructions; with breaker {breaker:,.0f}; "
-              f"added {breaker - bare:,.0f} = {(breaker - bare) / bare:.3f}x")
+        for name in COUNTS if args.caches else COUNTS[:1]:
+            per_span = {with_breaker: (counts[shape, with_breaker, high][name] - counts[shape, with_breaker, low][name])
+                        / ((high - low) * SPANS_PER_RUN) for with_breaker in (False, True)}
+            bare, breaker = per_span[False], per_span[True]
+            print(f"{shape:<11} spans: bare SDK span {bare:,.0f} {name}; with breaker {breaker:,.0f}; "
+                  f"added {breaker - bare:,.0f} = {(breaker - bare) / bare:.3f}x")
 
 
 if __name__ == "__main__":
