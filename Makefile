@@ -97,6 +97,9 @@ corpora:
 	  corpora/data/who-and-when.otlp.jsonl.gz
 	test -d $(CORPORA_SRC)/CodeR || git clone -q https://github.com/NL2Code/CodeR $(CORPORA_SRC)/CodeR
 	$(PYTHON) corpora/convert_coder.py $(CORPORA_SRC)/CodeR corpora/data/coder-swebench-lite.otlp.jsonl.gz
+	test -d $(CORPORA_SRC)/aider-swe-bench || \
+	  git clone -q https://github.com/paul-gauthier/aider-swe-bench $(CORPORA_SRC)/aider-swe-bench
+	$(PYTHON) corpora/convert_aider.py $(CORPORA_SRC)/aider-swe-bench corpora/data/aider-swebench-lite.otlp.jsonl.gz
 
 # Replay verdicts of every corpus (the committed ones, `make corpora` and the shared mini-swe-agent file) against
 # those pinned in tests/replay/verdicts/; a missing corpus fails. The default suite checks the committed ones.
