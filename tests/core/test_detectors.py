@@ -321,6 +321,38 @@ def test_error_loop_on_tool_errors_directly_under_an_agent() -> None:
     assert tripped(h) == "error_loop"
 
 
+def test_error_loop_without_steps_counts_a_model_turn_once() -> None:
+    """No step spans (the OpenAI Agents SDK, pydantic-ai, LangGraph): the calls one model turn asked for are one
+    decision. Four parallel reads failing alike in one turn are one failed step; the next turn's success ends it."""
+    h = only("error_loop")
+    with h.agent(name="Reader"):
+        for turn in range(3):
+            h.llm()
+            for n in range(4):
+                h.tool("read_file", {"path": f"missing_{turn}_{n}.txt"}, error=FileNotFoundError("no such file"))
+            h.llm()
+            h.tool("list_dir", {"path": f"src/{turn}"}, output=f"a.py b.py {turn}")
+    assert h.trips == []
+
+
+def test_error_loop_without_steps_trips_on_model_turns_failing_alike() -> None:
+    """The same error class turn after turn, one call each, is the loop: the fourth turn trips. A turn's last call
+    decides it, as a step's does (an earlier failure in a turn that ends clean is not counted)."""
+    h = only("error_loop")
+    with pytest.raises(spanbreaker.Tripped), h.agent(name="Fetcher"):
+        for turn in range(6):
+            h.llm()
+            if turn == 0:
+                h.tool("fetch", {"url": "https://example.invalid/first"}, error=PermissionError("403 Forbidden"))
+                h.tool("fetch", {"url": "https://example.invalid/other"}, output="fetched")
+                continue
+            h.tool("fetch", {"url": f"https://example.invalid/{turn}"}, error=PermissionError("403 Forbidden"))
+    assert tripped(h) == "error_loop"
+    assert h.trips[0].evidence["consecutive_steps"] == 4
+    ran = [s for s in h.spans() if s.name == "ScriptedModel.generate" and not s.attributes.get("spanbreaker.blocked")]
+    assert len(ran) == 5  # turn 0 (its failure ended clean), then turns 1-4; turn 5's model call is the one blocked
+
+
 # ------------------------------------------------------------------------------------------- format_loop
 def test_format_loop_trips_on_unparsable_output_step_after_step(harness: Harness) -> None:
     with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():

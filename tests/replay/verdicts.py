@@ -38,7 +38,8 @@ COMMITTED = [ROOT / "corpora" / "data" / "who-and-when.otlp.jsonl.gz",
              ROOT / "tests" / "replay" / "data" / "corpora_slice.otlp.jsonl.gz"]
 """In git: checked by the default suite."""
 CORPORA = [_shared_data(), ROOT / "corpora" / "data" / "coder-swebench-lite.otlp.jsonl.gz",
-           ROOT / "corpora" / "data" / "vorflux-swebench-verified.otlp.jsonl.gz", *COMMITTED]
+           ROOT / "corpora" / "data" / "vorflux-swebench-verified.otlp.jsonl.gz",
+           ROOT / "corpora" / "data" / "aider-swebench-lite.otlp.jsonl.gz", *COMMITTED]
 """Every corpus: ``make verdicts``."""
 
 

@@ -2,10 +2,13 @@
 
 The root class is unwrapped from framework wrappers (smolagents reports a ``KeyError`` in agent code as
 ``AgentExecutionError``). Meeting a *different* error is progress and resets the count, as does a clean step.
-Steps are ``Step N`` spans where the framework has them; otherwise each tool call directly under an agent is a
-step. Parse and format errors belong to ``format_loop``. A step whose own span ended cleanly takes the error of
-its last tool call: a tool that reports failure only as text (``exitcode: 1 (execution failed)``, "command not
-found", see :mod:`spanbreaker.conventions.tool_text`) leaves the step span clean, and the loop is still a loop.
+Steps are ``Step N`` spans where the framework has them. Where it has none (the OpenAI Agents SDK, pydantic-ai,
+LangGraph), a model turn is the step: the tool calls one model call asked for are one decision, and four parallel
+calls failing alike in one turn are one failed step, not four. With neither steps nor model calls, each tool call
+directly under an agent is a step. Parse and format errors belong to ``format_loop``. A step whose own span
+ended cleanly takes the error of its last tool call: a tool that reports failure only as text (``exitcode: 1
+(execution failed)``, "command not found", see :mod:`spanbreaker.conventions.tool_text`) leaves the step span
+clean, and the loop is still a loop.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ _CLEAN = (None, 0)
 """The state after a step without error (shared: tuples are immutable)."""
 _STEP_TOOL_ERROR = "error_loop.step_tool"
 """Slot: the error class of the last tool call in the step now running, when it failed."""
+_TURN = "error_loop.turn"
+"""Slot, for tool calls outside any step: (the model turn they belong to, the streak as it stood before that turn)."""
 
 
 class ErrorLoop(Detector):
@@ -41,6 +46,13 @@ class ErrorLoop(Detector):
             elif _STEP_TOOL_ERROR in scope.slots:
                 del scope.slots[_STEP_TOOL_ERROR]
             return None
+        turn = scope.tools.turn
+        if turn:  # the model turn is the step: its last call's error is the turn's, as a step's is
+            slots = scope.slots
+            counting = slots.get(_TURN)
+            if counting is None or counting[0] != turn:
+                counting = slots[_TURN] = (turn, slots.get(self.id, _CLEAN))
+            slots[self.id] = counting[1]  # this call's outcome replaces an earlier call's of the same turn
         return self._observe(scope, call.error, span)
 
     def _observe(self, scope: AgentScope, error: str | None, span: OpenSpan) -> Finding | None:
