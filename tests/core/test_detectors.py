@@ -335,6 +335,19 @@ def test_error_loop_without_steps_counts_a_model_turn_once() -> None:
     assert h.trips == []
 
 
+def test_error_loop_without_steps_counts_each_retry_of_one_call() -> None:
+    """The same call failing again within one turn is the framework retrying it (BeeAI's ``retry_options``): each
+    attempt is a step, so a retry storm trips as a loop of turns would."""
+    h = only("error_loop")
+    with pytest.raises(spanbreaker.Tripped), h.agent(name="Weather"):
+        h.llm()
+        for _attempt in range(6):
+            h.tool("weather_api", {"city": "Paris"}, error=ConnectionError("connection refused"))
+    assert tripped(h) == "error_loop" and h.trips[0].evidence["consecutive_steps"] == 4
+    attempts = h.named("SimpleTool")  # four failed, the fifth vetoed before it ran
+    assert [bool(s.attributes.get("spanbreaker.blocked")) for s in attempts] == [False] * 4 + [True]
+
+
 def test_error_loop_without_steps_trips_on_model_turns_failing_alike() -> None:
     """The same error class turn after turn, one call each, is the loop: the fourth turn trips. A turn's last call
     decides it, as a step's does (an earlier failure in a turn that ends clean is not counted)."""

@@ -237,3 +237,24 @@ def test_streaming_tool_calling_agent_and_managed_tree_stop_on_a_trip(rig: Rig) 
     rig.assert_nothing_lost()
     rig.assert_trip_visible("tool_repeat")
     assert all(s.status.status_code is StatusCode.ERROR for s in rig.named(".run"))
+
+
+def test_a_harness_retrying_after_a_trip_starts_the_retry_in_a_new_trace_or_resets(rig: Rig) -> None:
+    """README ("How a trip reaches you"): the breaker is latched per trace, so a harness that retries a tripped run
+    with a fresh agent inside the same trace meets the open breaker at the retry's first call; reset() first, or a
+    retry in its own trace, gets a fresh breaker (a harness running fresh attempts, as aider's SWE-bench one does)."""
+    tracer = rig.provider.get_tracer("harness")
+    with tracer.start_as_current_span("solve instance") as root:
+        trace_id = root.get_span_context().trace_id
+        with pytest.raises(spanbreaker.Tripped):
+            looping_agent()[0].run("attempt 1")
+        with pytest.raises(spanbreaker.Tripped) as latched:
+            healthy_agent().run("attempt 2, same trace")
+        assert latched.value.trace_id == f"{trace_id:032x}"
+        rig.processor.reset(trace_id)
+        assert healthy_agent().run("attempt 3, after reset") == "2"
+    with pytest.raises(spanbreaker.Tripped):
+        looping_agent()[0].run("a run in its own trace")
+    assert healthy_agent().run("the retry, in a trace of its own") == "2"
+    rig.assert_nothing_lost()
+    assert_no_leak()

@@ -4,8 +4,9 @@ The root class is unwrapped from framework wrappers (smolagents reports a ``KeyE
 ``AgentExecutionError``). Meeting a *different* error is progress and resets the count, as does a clean step.
 Steps are ``Step N`` spans where the framework has them. Where it has none (the OpenAI Agents SDK, pydantic-ai,
 LangGraph), a model turn is the step: the tool calls one model call asked for are one decision, and four parallel
-calls failing alike in one turn are one failed step, not four. With neither steps nor model calls, each tool call
-directly under an agent is a step. Parse and format errors belong to ``format_loop``. A step whose own span
+calls failing alike in one turn are one failed step, not four; the same call made again within the turn (the
+framework retrying it, BeeAI's ``retry_options``) is a step of its own. With neither steps nor model calls, each
+tool call directly under an agent is a step. Parse and format errors belong to ``format_loop``. A step whose own span
 ended cleanly takes the error of its last tool call: a tool that reports failure only as text (``exitcode: 1
 (execution failed)``, "command not found", see :mod:`spanbreaker.conventions.tool_text`) leaves the step span
 clean, and the loop is still a loop.
@@ -22,7 +23,10 @@ _CLEAN = (None, 0)
 _STEP_TOOL_ERROR = "error_loop.step_tool"
 """Slot: the error class of the last tool call in the step now running, when it failed."""
 _TURN = "error_loop.turn"
-"""Slot, for tool calls outside any step: (the model turn they belong to, the streak as it stood before that turn)."""
+"""Slot, for tool calls outside any step: (the model turn they belong to, the streak as it stood before that turn,
+the keys of the turn's last calls)."""
+_TURN_CALLS = 16
+"""Calls of one turn remembered to tell a retry (the same call again) from the turn's other calls."""
 
 
 class ErrorLoop(Detector):
@@ -50,8 +54,12 @@ class ErrorLoop(Detector):
         if turn:  # the model turn is the step: its last call's error is the turn's, as a step's is
             slots = scope.slots
             counting = slots.get(_TURN)
-            if counting is None or counting[0] != turn:
-                counting = slots[_TURN] = (turn, slots.get(self.id, _CLEAN))
+            if counting is None or counting[0] != turn or (call.args_known and call.key in counting[2]):
+                # a new turn, or the same call again within it (the framework retrying it): a step of its own
+                counting = (turn, slots.get(self.id, _CLEAN), (call.key,) if call.args_known else ())
+            elif call.args_known:
+                counting = (turn, counting[1], (*counting[2][1 - _TURN_CALLS:], call.key))
+            slots[_TURN] = counting
             slots[self.id] = counting[1]  # this call's outcome replaces an earlier call's of the same turn
         return self._observe(scope, call.error, span)
 
