@@ -100,6 +100,9 @@ corpora:
 	test -d $(CORPORA_SRC)/aider-swe-bench || \
 	  git clone -q https://github.com/paul-gauthier/aider-swe-bench $(CORPORA_SRC)/aider-swe-bench
 	$(PYTHON) corpora/convert_aider.py $(CORPORA_SRC)/aider-swe-bench corpora/data/aider-swebench-lite.otlp.jsonl.gz
+	test -d $(CORPORA_SRC)/reflexion || git clone -q https://github.com/noahshinn/reflexion $(CORPORA_SRC)/reflexion
+	$(PYTHON) corpora/convert_reflexion_hotpotqa.py $(CORPORA_SRC)/reflexion \
+	  corpora/data/reflexion-hotpotqa.otlp.jsonl.gz
 
 # Replay verdicts of every corpus (the committed ones, `make corpora` and the shared mini-swe-agent file) against
 # those pinned in tests/replay/verdicts/; a missing corpus fails. The default suite checks the committed ones.
