@@ -19,7 +19,7 @@ between: the breaker's own work, which the in-run figure exceeds by what running
 same hook calls with a sweep over a megabyte of objects before each (caches cold on purpose). With ``--by-kind``,
 the hooks-alone cost per span kind and hook.
 
-    python benchmarks/processor_cost.py [--rounds 7] [--shape minimal|smolagents] [--by-kind]
+    python benchmarks/processor_cost.py [--rounds 7] [--shape minimal|smolagents] [--by-kind] [--prompt-kib N]
 """
 
 from __future__ import annotations
@@ -40,6 +40,17 @@ import spanbreaker
 
 SCOPE = "openinference.instrumentation.smolagents"
 PROMPT = json.dumps([{"role": "user", "content": "Investigate the failing test and fix the bug. " * 40}])
+
+
+def long_prompt(kib: int) -> str:
+    """A model call's messages of about ``kib`` KiB (the task, then tool observations), as a real run's prompt grows
+    to: the breaker's work per span must not grow with it."""
+    messages = [{"role": "user", "content": "Investigate the failing test and fix the bug. " * 40}]
+    while len(json.dumps(messages)) < kib * 1024:
+        n = len(messages)
+        messages.append({"role": "assistant" if n % 2 else "user",
+                         "content": f"Observation {n}:\n" + f"line {n}: def handler_{n}(request): return None\n" * 40})
+    return json.dumps(messages)
 BUDGETS = dict(max_model_calls=10_000_000, max_tool_calls=10_000_000, max_tokens=10**12, max_cost_usd=10**9,
                context_jump_tokens=10**9, max_prompt_tokens=10**9)
 
@@ -314,7 +325,12 @@ def main() -> None:
     parser.add_argument("--shape", choices=sorted(STEPS), default="minimal",
                         help="span attributes: only what the breaker reads, or all the smolagents instrumentor sets")
     parser.add_argument("--by-kind", action="store_true", help="the hooks-alone cost per span kind and hook too")
+    parser.add_argument("--prompt-kib", type=int, default=0,
+                        help="each model call's messages this large (default: one 2 KiB message)")
     args = parser.parse_args()
+    global PROMPT
+    if args.prompt_kib:
+        PROMPT = long_prompt(args.prompt_kib)
     processors: list[spanbreaker.BreakerSpanProcessor] = []
 
     def provider(with_breaker: bool) -> TracerProvider:
@@ -329,7 +345,8 @@ def main() -> None:
     def late_side(with_breaker: bool) -> LongRun:
         return LongRun(provider(with_breaker), args.shape, args.late_step)
 
-    print(f"python {platform.python_version()} on {platform.machine()}, {args.shape} spans, {args.rounds} rounds of "
+    print(f"python {platform.python_version()} on {platform.machine()}, {args.shape} spans, prompts of "
+          f"{len(PROMPT) / 1024:.0f} KiB, {args.rounds} rounds of "
           f"bare SDK and breaker interleaved run by run (early) or step by step (late); load average {_load()} at "
           "the start")
     print(f"{'point of the run':<22}{'clock':>6}{'bare SDK span':>16}{'with breaker':>16}{'added':>12}"

@@ -12,6 +12,7 @@ breaker's code and data cost beyond their instructions when they run between the
 "hooks alone" against "in the run"), counted the same in every run.
 
     python benchmarks/processor_instructions.py [--disable all|id,id] [--shape minimal|smolagents|both] [--caches]
+        [--prompt-kib N]
 
 Needs ``valgrind`` (Debian package); takes a minute or two.
 """
@@ -35,6 +36,8 @@ sys.path.insert(0, {here!r})
 import processor_cost as pc
 from spanbreaker.config import DETECTOR_IDS
 with_breaker, runs, disable, shape = sys.argv[1] == "1", int(sys.argv[2]), sys.argv[3], sys.argv[4]
+if int(sys.argv[5]):
+    pc.PROMPT = pc.long_prompt(int(sys.argv[5]))
 if disable == "all":
     pc.BUDGETS["disabled_detectors"] = frozenset(d for d in DETECTOR_IDS if d != "forced")
 elif disable:
@@ -54,14 +57,16 @@ _CACHEGRIND = {"instructions": r"I\s+refs:\s+([\d,]+)", "I1 misses": r"I1\s+miss
                "D1 misses": r"D1\s+misses:\s+([\d,]+)"}
 
 
-def measure(with_breaker: bool, runs: int, disable: str, shape: str, caches: bool) -> dict[str, int]:
+def measure(with_breaker: bool, runs: int, disable: str, shape: str, caches: bool, prompt_kib: int = 0
+            ) -> dict[str, int]:
     """Counts of one run of the workload: instructions (callgrind), or with ``caches`` instructions and first-level
     cache misses (cachegrind)."""
     driver = DRIVER.format(here=str(HERE))
     tool = (["--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null"] if caches
             else ["--tool=callgrind", "--callgrind-out-file=/dev/null"])
     result = subprocess.run(
-        ["valgrind", *tool, sys.executable, "-c", driver, "1" if with_breaker else "0", str(runs), disable, shape],
+        ["valgrind", *tool, sys.executable, "-c", driver, "1" if with_breaker else "0", str(runs), disable, shape,
+         str(prompt_kib)],
         capture_output=True, text=True, check=True,
         env={**os.environ, "PYTHONHASHSEED": "0"})  # one string-hash layout every run: dict probing, set order
     patterns = _CACHEGRIND if caches else {"instructions": r"Collected : (\d+)"}
@@ -78,6 +83,8 @@ def main() -> None:
                         help="span attributes (see processor_cost.py)")
     parser.add_argument("--caches", action="store_true",
                         help="cachegrind: first-level instruction and data cache misses per span too")
+    parser.add_argument("--prompt-kib", type=int, default=0,
+                        help="each model call's messages this large (processor_cost.py --prompt-kib)")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (apt-get install valgrind)")
@@ -86,7 +93,8 @@ def main() -> None:
     jobs = [(shape, with_breaker, runs) for shape in shapes for with_breaker in (False, True) for runs in (low, high)]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # one valgrind process per core
         counts = dict(zip(jobs, pool.map(
-            lambda job: measure(job[1], job[2], args.disable, job[0], args.caches), jobs), strict=True))
+            lambda job: measure(job[1], job[2], args.disable, job[0], args.caches, args.prompt_kib), jobs),
+            strict=True))
     for shape in shapes:
         for name in COUNTS if args.caches else COUNTS[:1]:
             per_span = {with_breaker: (counts[shape, with_breaker, high][name] - counts[shape, with_breaker, low][name])

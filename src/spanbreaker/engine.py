@@ -173,6 +173,8 @@ class BreakerEngine:
         self._agent_end_hooks = hooks["agent_end"]
         self._volatile_keys = config.volatile_arg_keys
         self._format_types = config.format_error_types
+        self._count_history = "session_bloat" not in config.disabled_detectors
+        """Count an agent's first prompt's session history (its only reader is ``session_bloat``)."""
         self._logged: set[str] = set()
         self._since_sweep = 0
         self._metrics = _make_metrics(meter_provider)
@@ -356,8 +358,10 @@ class BreakerEngine:
                             return pending
                 elif kind is _LLM:
                     trace.totals.model_calls += 1
-                    scope.tools.model_turn()  # repeats count once per model turn (progress.py)
-                    signal = entry.signal = model_start(name, attributes, self._cap)
+                    tools = scope.tools
+                    first = not tools.model_seen
+                    tools.model_turn()  # repeats count once per model turn (progress.py)
+                    signal = entry.signal = model_start(name, attributes, self._cap, first and self._count_history)
                     hooks = self._model_start_hooks
                 else:
                     hooks = self._agent_start_hooks
@@ -427,7 +431,7 @@ class BreakerEngine:
                 elif kind is _LLM:
                     if not isinstance(signal, ModelCall):
                         return None
-                    fill_model_result(signal, attributes)
+                    fill_model_result(signal, attributes, self._cap)
                     totals = trace.totals
                     totals.tokens += signal.tokens
                     spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(

@@ -214,8 +214,8 @@ class ToolHistory:
     right away, under the same lock).
     """
 
-    __slots__ = ("_by_model", "_echo", "_keys", "_recent", "_run", "_streak_tool", "_texts", "_windows",
-                 "change_seq", "new", "paraphrases", "similarity", "stale_run", "turn", "unhelpful_streak")
+    __slots__ = ("_echo", "_keys", "_recent", "_run", "_streak_tool", "_texts", "_windows", "change_seq",
+                 "model_seen", "new", "paraphrases", "similarity", "stale_run", "turn", "unhelpful_streak")
 
     def __init__(self, similarity: float) -> None:
         self.similarity = similarity
@@ -223,7 +223,8 @@ class ToolHistory:
         self.turn = 0
         """Model calls started in this scope (:meth:`model_turn`), or steps while no model call was seen
         (:meth:`step_turn`); 0 while there was neither."""
-        self._by_model = False
+        self.model_seen = False
+        """A model call started in this scope (:meth:`model_turn`)."""
         self._keys: dict[object, int] = {}
         """Key -> packed history (see :data:`_MARK_SHIFT`), least recently used first."""
         self._recent: deque[_Entry] = deque()
@@ -253,14 +254,14 @@ class ToolHistory:
     def model_turn(self) -> None:
         """A model call started in this scope: the next identical call is a new decision."""
         self.turn += 1
-        self._by_model = True
+        self.model_seen = True
 
     def step_turn(self) -> None:
         """A step started in this scope. Where no model call is recorded (a converter from tool logs alone, an
         instrumentor tracing only tools) a step stands for one model turn, so identical calls the model asked for
         together in one step count once, as they do under a model call; once a model call was seen, steps say
         nothing more (a framework's CHAIN span may wrap one tool call, not a turn)."""
-        if not self._by_model:
+        if not self.model_seen:
             self.turn += 1
 
     def streak(self, key: object) -> int:

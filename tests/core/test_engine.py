@@ -87,8 +87,27 @@ def test_genai_semconv_spans_are_classified_and_read_without_openinference_keys(
     assert call.name == "search" and call.raw_args == '{"q": "x"}'
     assert agent_start("invoke_agent planner", {"gen_ai.conversation.id": "s1"}, 4096).session == "s1"
     model = model_start("chat", {"gen_ai.request.model": "gpt-4o"}, 4096)
-    fill_model_result(model, {"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5})
+    fill_model_result(model, {"gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5}, 4096)
     assert isinstance(model, ModelCall) and model.model == "gpt-4o" and model.tokens == 15
+
+
+def test_session_history_is_counted_only_when_the_engine_asks() -> None:
+    """Counting re-sent history scans the prompt (up to ``cap`` characters): the engine asks for it at an agent's
+    first model call alone, the one ``session_bloat`` judges; the count is the same either way it is read."""
+    history = json.dumps([{"role": "user", "content": f"old {n}", "from_history": True} for n in range(5)])
+    messages = json.dumps([{"role": "user", "content": f"old {n}"} for n in range(5)]
+                          + [{"role": "assistant", "content": "answer"}, {"role": "user", "content": "new"}])
+    assert model_start("Agent.invoke", {"input.value": history}, 65_536).history_messages == 5
+    assert model_start("Agent.invoke", {"input.value": history}, 65_536, history=False).history_messages == 0
+    assert model_start("chat m", {"gen_ai.input.messages": messages}, 65_536).history_messages == 6
+    assert model_start("chat m", {"gen_ai.input.messages": messages}, 65_536, history=False).history_messages == 0
+    at_end = model_start("chat m", {}, 65_536)
+    at_end.first_in_scope = True  # session_bloat marks an agent's first call whose messages come at its end
+    fill_model_result(at_end, {"gen_ai.input.messages": messages}, 65_536)
+    later = model_start("chat m", {}, 65_536)
+    fill_model_result(later, {"gen_ai.input.messages": messages}, 65_536)
+    assert (at_end.history_messages, later.history_messages) == (6, 0)
+    assert at_end.input_chars == later.input_chars == len(messages)
 
 
 def test_framework_quirks_live_in_their_convention_module() -> None:

@@ -154,7 +154,10 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
 
 
 # ------------------------------------------------------------------------------------------------ models
-def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall:
+def model_start(name: str, attributes: Mapping[str, Any], cap: int, history: bool = True) -> ModelCall:
+    """``history``: count the messages re-sent from a session's history. Only an agent's first model call is judged
+    on them (``session_bloat``), and counting scans up to ``cap`` characters of the prompt (tens of microseconds
+    for a prompt of 64 KB), so the engine asks for it at that call alone."""
     value = attributes.get(oi.MODEL)
     if value is None:
         value = pick(attributes, ga.REQUEST_MODEL, ga.RESPONSE_MODEL)
@@ -164,14 +167,14 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int) -> ModelCall
         raw = attributes.get(ga.INPUT_MESSAGES)
         if type(raw) is not str:
             return ModelCall(model, None, 0, 0)
-        return ModelCall(model, None, len(raw), ga.history_messages(raw, cap))
-    history = 0
-    if raw.find(fw.HISTORY_MARKER, 0, cap) >= 0:  # bounded scan, no copy of the prompt
-        history = fw.history_messages(raw, cap)
-    return ModelCall(model, None, len(raw), history)  # positional: cheaper than keywords on the hot path
+        return ModelCall(model, None, len(raw), ga.history_messages(raw, cap) if history else 0)
+    count = 0
+    if history and raw.find(fw.HISTORY_MARKER, 0, cap) >= 0:  # bounded scan, no copy of the prompt
+        count = fw.history_messages(raw, cap)
+    return ModelCall(model, None, len(raw), count)  # positional: cheaper than keywords on the hot path
 
 
-def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
+def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) -> None:
     # Each figure reads its OpenInference key first and falls back to the GenAI ones only when it is absent:
     # the same answer as pick over all the keys, with one dict lookup (no call) on the common path. Counts
     # that are plain non-negative ints (the common case) are taken without a call to as_int.
@@ -212,7 +215,8 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any]) -> None:
             raw = get(ga.INPUT_MESSAGES)  # pydantic-ai sets the messages sent only when the span ends
             if isinstance(raw, str) and raw:
                 call.input_chars = len(raw)
-                call.history_messages = ga.history_messages(raw, len(raw))
+                if call.first_in_scope:  # judged at an agent's first model call only (model_start)
+                    call.history_messages = ga.history_messages(raw, cap)
                 call.input_at_end = True
 
 
