@@ -48,6 +48,9 @@ from otlp_builder import TraceBuilder, cli, git_files, git_show
 
 BASE = "predictions/multi-models--gpt-4o--openrouter-anthropic-claude-3-opus"
 SECOND = 1_000_000_000
+MAX_TRANSCRIPT_BYTES = 4 * 1024 * 1024
+"""Larger transcripts (four, all unresolved) are left out: the snapshot this corpus was first built from lacks
+them, and a build from a full clone must give the traces the pinned verdicts hold."""
 USAGE = re.compile(r"^> ([\d,]+) prompt tokens, ([\d,]+) completion tokens(?:, \$[\d.]+ cost)?\s*$")
 STARTED = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 MODEL = re.compile(r"^> Models: (\S+) with ")
@@ -295,6 +298,9 @@ def convert(repo: str) -> Iterator[dict[str, Any]]:
             transcript = git_show(repo, path)
         except subprocess.CalledProcessError:  # a snapshot without its largest files (over 4 MiB)
             print(f"skipped {instance}: transcript not readable", file=sys.stderr)
+            continue
+        if len(transcript.encode("utf-8")) > MAX_TRANSCRIPT_BYTES:
+            print(f"skipped {instance}: transcript over 4 MiB", file=sys.stderr)
             continue
         chosen = json.loads(git_show(repo, f"{BASE}/{instance}.json"))
         yield convert_run(instance, transcript, instance in resolved, chosen)
