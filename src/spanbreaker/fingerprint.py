@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from hashlib import blake2b
 from typing import Any
 
+from . import jsontext
+
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 """One encoder for every call: ``json.dumps`` with options builds a new encoder each time."""
 _EMPTY_RESULTS = frozenset(
@@ -44,7 +46,7 @@ def canonical_args(raw: Any, volatile_keys: frozenset[str], cap: int) -> str:
     if len(text) > cap or not text or text[0] not in "{[":
         return text
     try:
-        value = json.loads(text)
+        value = jsontext.loads(text)
     except (ValueError, RecursionError):
         return text
     if isinstance(value, dict):

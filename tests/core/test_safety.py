@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import threading
 import time
 from typing import Any
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from opentelemetry.sdk.trace import TracerProvider
 
 import spanbreaker
-from spanbreaker import Tripped
+from spanbreaker import Tripped, jsontext
 
 from .spans import make_harness
 
@@ -220,3 +221,38 @@ def test_span_objects_the_sdk_did_not_make_are_read_through_their_public_propert
         assert record is not None
         trips.append(record.detector)
     assert trips[0] == trips[1] == "tool_repeat"
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES, ascii_only=st.booleans())
+def test_hot_path_json_reads_every_text_as_the_json_module_does(value: object, ascii_only: bool) -> None:
+    """``jsontext.loads`` (msgspec first) reads what ``json.loads`` reads, NaN, integers past 64 bits and lone
+    surrogates included, and refuses what it refuses."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert repr(jsontext.loads(text)) == repr(json.loads(text))
+    broken = text[:-1] if len(text) > 1 else "{"
+    try:
+        expected: object = json.loads(broken)
+    except ValueError:
+        with pytest.raises(ValueError):
+            jsontext.loads(broken)
+    else:
+        assert repr(jsontext.loads(broken)) == repr(expected)
+
+
+@pytest.mark.parametrize("text", ['"\\ud800 lone"', "NaN", "[-Infinity, 1e400]", "123456789012345678901234567890",
+                                  '{"a": 1, "a": 2}', "[" * 2000 + "]" * 2000])
+def test_hot_path_json_defers_to_the_json_module_where_orjson_refuses(text: str) -> None:
+    try:
+        expected: object = json.loads(text)
+    except RecursionError:
+        with pytest.raises(RecursionError):
+            jsontext.loads(text)
+        return
+    assert repr(jsontext.loads(text)) == repr(expected)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import jsontext
 from ..kinds import Kind
 from . import openinference as oi
 
@@ -100,7 +101,7 @@ def tool_result(text: str, cap: int) -> str:
     if len(text) > cap:
         return _PER_CALL.sub("", text)
     try:
-        data = json.loads(text).get("data")
+        data = jsontext.loads(text).get("data")
         content = data["content"]
     except (ValueError, TypeError, KeyError, AttributeError):
         return text

@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .. import jsontext
 from ..kinds import Kind
 
 NAME = "llama_index"
@@ -65,7 +66,7 @@ def tool_result(text: str, cap: int) -> str:
         end = text.rfind(_IS_ERROR)
         return text[start + len(_RAW_OUTPUT): end] if 0 <= start < end else text
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
         value = data["raw_output"]
     except (ValueError, TypeError, KeyError):
         return text
