@@ -359,9 +359,10 @@ class BreakerEngine:
                 elif kind is _LLM:
                     trace.totals.model_calls += 1
                     tools = scope.tools
-                    first = not tools.model_seen
+                    first = self._count_history and not tools.model_seen  # the call session_bloat judges
                     tools.model_turn()  # repeats count once per model turn (progress.py)
-                    signal = entry.signal = model_start(name, attributes, self._cap, first and self._count_history)
+                    signal = entry.signal = model_start(name, attributes, self._cap, first)
+                    signal.first_in_scope = first
                     hooks = self._model_start_hooks
                 else:
                     hooks = self._agent_start_hooks

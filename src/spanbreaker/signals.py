@@ -138,7 +138,8 @@ class ModelCall:
     input_at_end: bool = False
     """The messages sent were not on the span at start, only at its end: size checks are decided then."""
     first_in_scope: bool = False
-    """The agent's first model call of the run (set by session_bloat when it cannot decide at start)."""
+    """The agent's first model call, the one ``session_bloat`` judges (set by the engine, from the agent's tool
+    history: :attr:`~spanbreaker.progress.ToolHistory.model_seen`)."""
     stalled: bool | None = None
     """The model's own progress ledger in its output says it is looping or not progressing (True), says neither
     (False); None when the output holds no ledger (see :mod:`spanbreaker.conventions.ledger`)."""

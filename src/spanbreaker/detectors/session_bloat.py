@@ -17,12 +17,8 @@ class SessionBloat(Detector):
     id = "session_bloat"
 
     def model_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
-        if scope.slots.get(self.id):
-            return None
-        scope.slots[self.id] = True
-        if call.input_chars == 0:
-            call.first_in_scope = True  # the messages sent may come with the span's end (pydantic-ai)
-            return None
+        if not call.first_in_scope or call.input_chars == 0:
+            return None  # a later call; or the messages sent come with the span's end (pydantic-ai): model_end
         return self._check(call)
 
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
