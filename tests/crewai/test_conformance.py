@@ -8,7 +8,6 @@ changes one fails loudly.
 from __future__ import annotations
 
 import threading
-import time
 from importlib.metadata import version
 from typing import Any
 
@@ -73,15 +72,15 @@ def _measure(mode: str, setup: str) -> tuple[str, str, str, str]:
         except spanbreaker.Tripped:
             stop = f"yes, after {calls.tools} tool calls"
         except Exception as exc:  # CrewAI's own guard (5 identical calls)
-            # Event-listener mode: the 5th call's start (where the trip is decided) may still be on a handler
-            # thread of CrewAI's bus when its guard raises; under load flush() has returned before it ran.
-            deadline = time.monotonic() + 10.0
-            crewai_event_bus.flush()
-            while not processor.stats.trips and time.monotonic() < deadline:
-                time.sleep(0.02)
+            guard = f"CrewAI's own guard stops it after {calls.tools} ({type(exc).__name__})"
+            if mode == "events":
+                # The stock listener starts the model and tool spans on the bus's thread pool, in whatever order
+                # its threads run: whether the repeats are counted (once per model turn) before the guard raises
+                # differs from run to run (about one run in ten records no trip), so the row says so.
+                stop = f"no: a trip is recorded or not, as the bus's threads run; {guard}"
+            else:
                 crewai_event_bus.flush()
-            stop = (f"no: {'the trip is recorded, ' if processor.stats.trips else ''}"
-                    f"CrewAI's own guard stops it after {calls.tools} ({type(exc).__name__})")
+                stop = f"no: {'the trip is recorded, ' if processor.stats.trips else ''}{guard}"
         return yes_no(kind), yes_no(arguments), yes_no(results), stop
     finally:
         event_context.restore_event_scope(scope)
