@@ -20,6 +20,9 @@ same hook calls with a sweep over a megabyte of objects before each (caches cold
 the hooks-alone cost per span kind and hook.
 
     python benchmarks/processor_cost.py [--rounds 7] [--shape minimal|smolagents] [--by-kind] [--prompt-kib N]
+        [--skip-kind CHAIN]
+
+``--skip-kind`` lets one kind's spans pass the breaker unseen in the run (an ablation bound: what the rest costs).
 """
 
 from __future__ import annotations
@@ -55,11 +58,32 @@ BUDGETS = dict(max_model_calls=10_000_000, max_tool_calls=10_000_000, max_tokens
                context_jump_tokens=10**9, max_prompt_tokens=10**9)
 
 
+SKIP_KIND: str | None = None
+"""``--skip-kind``: spans of this OpenInference kind bypass the breaker (an ablation bound, never a configuration)."""
+
+
+class _Skipping(spanbreaker.BreakerSpanProcessor):
+    """The breaker with the spans of :data:`SKIP_KIND` passed by unseen: what the rest of the breaker costs in the
+    run, so the share of one kind's spans is the difference to the full breaker's figure."""
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        if span._attributes._dict.get("openinference.span.kind") != SKIP_KIND:
+            super().on_start(span, parent_context)
+
+    def on_end(self, span: Any) -> None:
+        if span._attributes._dict.get("openinference.span.kind") != SKIP_KIND:
+            super().on_end(span)
+
+
+def _breaker() -> spanbreaker.BreakerSpanProcessor:
+    return (_Skipping if SKIP_KIND else spanbreaker.BreakerSpanProcessor)(**BUDGETS)
+
+
 def _provider(with_breaker: bool) -> tuple[TracerProvider, spanbreaker.BreakerSpanProcessor | None]:
     provider = TracerProvider(span_limits=SpanLimits(max_span_attributes=1024))
     processor = None
     if with_breaker:
-        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
+        processor = _breaker()
         provider.add_span_processor(processor)
     return provider, processor
 
@@ -277,7 +301,7 @@ def hooks_alone(rounds: int, runs: int, shape: str) -> tuple[float, float, dict[
     by_kind: dict[tuple[str, str], list[float]] = {}
     sweep = _Sweep()
     for _ in range(rounds):
-        processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
+        processor = _breaker()
         start, end = processor.on_start, processor.on_end
         began = time.process_time_ns()
         for ended, span in calls:
@@ -301,7 +325,7 @@ def hooks_alone(rounds: int, runs: int, shape: str) -> tuple[float, float, dict[
 def _timed_calls(calls: list[tuple[bool, Any]], before: Callable[[], object] | None = None) -> list[int]:
     """Wall nanoseconds of each hook call of a fresh breaker fed ``calls`` (the clock's own cost in); ``before``
     runs untimed before each call."""
-    processor = spanbreaker.BreakerSpanProcessor(**BUDGETS)
+    processor = _breaker()
     start, end = processor.on_start, processor.on_end
     clock = time.perf_counter_ns
     took: list[int] = []
@@ -327,8 +351,11 @@ def main() -> None:
     parser.add_argument("--by-kind", action="store_true", help="the hooks-alone cost per span kind and hook too")
     parser.add_argument("--prompt-kib", type=int, default=0,
                         help="each model call's messages this large (default: one 2 KiB message)")
+    parser.add_argument("--skip-kind", choices=("AGENT", "CHAIN", "LLM", "TOOL"),
+                        help="spans of this kind bypass the breaker in the run (how much of the cost is theirs)")
     args = parser.parse_args()
-    global PROMPT
+    global PROMPT, SKIP_KIND
+    SKIP_KIND = args.skip_kind
     if args.prompt_kib:
         PROMPT = long_prompt(args.prompt_kib)
     processors: list[spanbreaker.BreakerSpanProcessor] = []
