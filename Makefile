@@ -103,6 +103,8 @@ corpora:
 	test -d $(CORPORA_SRC)/reflexion || git clone -q https://github.com/noahshinn/reflexion $(CORPORA_SRC)/reflexion
 	$(PYTHON) corpora/convert_reflexion_hotpotqa.py $(CORPORA_SRC)/reflexion \
 	  corpora/data/reflexion-hotpotqa.otlp.jsonl.gz
+	test -d $(CORPORA_SRC)/agentdojo || git clone -q https://github.com/ethz-spylab/agentdojo $(CORPORA_SRC)/agentdojo
+	$(PYTHON) corpora/convert_agentdojo.py $(CORPORA_SRC)/agentdojo corpora/data/agentdojo-benign.otlp.jsonl.gz
 
 # Replay verdicts of every corpus (the committed ones, `make corpora` and the shared mini-swe-agent file) against
 # those pinned in tests/replay/verdicts/; a missing corpus fails. The default suite checks the committed ones.
