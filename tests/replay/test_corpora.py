@@ -25,6 +25,10 @@ LABELS = {
     "django__django-14315": ("vorflux-swebench-verified", False, "submitted", False),
     "hand-crafted/8": ("who-and-when", False, "step_limit", True),
     "algorithm-generated/5": ("who-and-when", False, "final_answer", False),
+    # AgentDojo: 33 tool calls (parallel ones) that end in success, quiet; and a run that lists the files five
+    # times with the same answer before it answers, a real repetition on a run the task's check passes.
+    "slack/user_task_13": ("agentdojo-benign", True, "final_answer", False),
+    "banking/user_task_8": ("agentdojo-benign", True, "final_answer", False),
 }
 
 

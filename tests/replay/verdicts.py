@@ -40,7 +40,9 @@ COMMITTED = [ROOT / "corpora" / "data" / "who-and-when.otlp.jsonl.gz",
 """In git: checked by the default suite."""
 CORPORA = [_shared_data(), ROOT / "corpora" / "data" / "coder-swebench-lite.otlp.jsonl.gz",
            ROOT / "corpora" / "data" / "vorflux-swebench-verified.otlp.jsonl.gz",
-           ROOT / "corpora" / "data" / "aider-swebench-lite.otlp.jsonl.gz", *COMMITTED]
+           ROOT / "corpora" / "data" / "aider-swebench-lite.otlp.jsonl.gz",
+           ROOT / "corpora" / "data" / "ldb-humaneval.otlp.jsonl.gz",
+           ROOT / "corpora" / "data" / "agentdojo-benign.otlp.jsonl.gz", *COMMITTED]
 """Every corpus: ``make verdicts``."""
 
 
