@@ -106,6 +106,7 @@ corpora:
 	test -d $(CORPORA_SRC)/agent-evals || \
 	  git clone -q https://github.com/benediktstroebl/agent-evals $(CORPORA_SRC)/agent-evals
 	$(PYTHON) corpora/convert_ldb_humaneval.py $(CORPORA_SRC)/agent-evals corpora/data/ldb-humaneval.otlp.jsonl.gz
+	$(PYTHON) corpora/convert_step_webarena.py $(CORPORA_SRC)/agent-evals corpora/data/step-webarena.otlp.jsonl.gz
 	test -d $(CORPORA_SRC)/agentdojo || git clone -q https://github.com/ethz-spylab/agentdojo $(CORPORA_SRC)/agentdojo
 	$(PYTHON) corpora/convert_agentdojo.py $(CORPORA_SRC)/agentdojo corpora/data/agentdojo-benign.otlp.jsonl.gz
 
