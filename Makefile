@@ -109,6 +109,9 @@ corpora:
 	$(PYTHON) corpora/convert_step_webarena.py $(CORPORA_SRC)/agent-evals corpora/data/step-webarena.otlp.jsonl.gz
 	test -d $(CORPORA_SRC)/agentdojo || git clone -q https://github.com/ethz-spylab/agentdojo $(CORPORA_SRC)/agentdojo
 	$(PYTHON) corpora/convert_agentdojo.py $(CORPORA_SRC)/agentdojo corpora/data/agentdojo-benign.otlp.jsonl.gz
+	test -d $(CORPORA_SRC)/cyber-task-horizons || \
+	  git clone -q https://github.com/sean-peters-au/cyber-task-horizons $(CORPORA_SRC)/cyber-task-horizons
+	$(PYTHON) corpora/convert_intercode_ctf.py $(CORPORA_SRC)/cyber-task-horizons corpora/data/intercode-ctf.otlp.jsonl.gz
 
 # Replay verdicts of every corpus (the committed ones, `make corpora` and the shared mini-swe-agent file) against
 # those pinned in tests/replay/verdicts/; a missing corpus fails. The default suite checks the committed ones.
