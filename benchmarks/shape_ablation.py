@@ -8,7 +8,8 @@ record no token counts. The runs stay the same, so the verdicts should too. Vari
 * ``no_steps``: the ``Step N`` spans removed, their children attached to the step's parent;
 * ``genai``: OpenInference attributes rewritten to the OpenTelemetry GenAI conventions (``gen_ai.operation.name``,
   ``gen_ai.tool.*``, ``gen_ai.request.model``, ``gen_ai.usage.*``, ``gen_ai.agent.name``) and span names as they
-  prescribe (``execute_tool <tool>``, ``chat <model>``, ``invoke_agent <agent>``); steps keep no kind;
+  prescribe (``execute_tool <tool>``, ``chat <model>``, ``invoke_agent <agent>``); a model's and an agent's input
+  and output as ``gen_ai.input.messages`` / ``gen_ai.output.messages`` (content capture on); steps keep no kind;
 * ``no_tokens``: model calls without token counts;
 * ``no_times``: every span at one instant (a log without clocks: the replay walks the tree in recorded order);
 * ``short_results``: tool results cut to 1,000 characters (results differing only further on read alike);
@@ -121,6 +122,14 @@ def _output_messages(value: dict[str, Any]) -> dict[str, Any]:
                                         "finish_reason": "stop"}])}
 
 
+def _input_messages(value: dict[str, Any]) -> dict[str, Any]:
+    """An agent's task as the conventions' input messages (a JSON array of one user message)."""
+    text = _text(value)
+    if text is None:
+        return value
+    return {"stringValue": json.dumps([{"role": "user", "parts": [{"type": "text", "content": text}]}])}
+
+
 def genai(request: dict[str, Any]) -> None:
     """OpenInference attributes and names rewritten to the GenAI conventions."""
     for span in _spans(request):
@@ -137,6 +146,10 @@ def genai(request: dict[str, Any]) -> None:
             elif key == "input.value" and kind == "LLM":
                 out["gen_ai.input.messages"] = value
             elif key == "output.value" and kind == "LLM":
+                out["gen_ai.output.messages"] = _output_messages(value)
+            elif key == "input.value" and kind == "AGENT":  # an invoke_agent span's task, content capture on
+                out["gen_ai.input.messages"] = _input_messages(value)
+            elif key == "output.value" and kind == "AGENT":
                 out["gen_ai.output.messages"] = _output_messages(value)
             elif not key.startswith(("llm.", "input.", "output.", "tool.")):
                 out[key] = value

@@ -42,7 +42,9 @@ CORPORA = [_shared_data(), ROOT / "corpora" / "data" / "coder-swebench-lite.otlp
            ROOT / "corpora" / "data" / "vorflux-swebench-verified.otlp.jsonl.gz",
            ROOT / "corpora" / "data" / "aider-swebench-lite.otlp.jsonl.gz",
            ROOT / "corpora" / "data" / "ldb-humaneval.otlp.jsonl.gz",
-           ROOT / "corpora" / "data" / "agentdojo-benign.otlp.jsonl.gz", *COMMITTED]
+           ROOT / "corpora" / "data" / "agentdojo-benign.otlp.jsonl.gz",
+           ROOT / "corpora" / "data" / "step-webarena.otlp.jsonl.gz",
+           ROOT / "corpora" / "data" / "intercode-ctf.otlp.jsonl.gz", *COMMITTED]
 """Every corpus: ``make verdicts``."""
 
 
