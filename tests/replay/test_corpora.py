@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import spanbreaker
 from spanbreaker.replay import Feeder, Problem, read_traces, replay
@@ -29,6 +30,10 @@ LABELS = {
     # times with the same answer before it answers, a real repetition on a run the task's check passes.
     "slack/user_task_13": ("agentdojo-benign", True, "final_answer", False),
     "banking/user_task_8": ("agentdojo-benign", True, "final_answer", False),
+    # SteP on WebArena: 16 scrolls through a long page, every page after one new (paging, quiet); and `scroll [down]`
+    # at the bottom of a page five times, the page the same after each (a real loop in a run WebArena passes).
+    "webarena/306": ("step-webarena", False, "unknown", False),
+    "webarena/313": ("step-webarena", True, "final_answer", False),
 }
 
 
@@ -119,3 +124,54 @@ def test_coder_converter_output_reads_and_labels_a_cost_limit_exit(tmp_path: Pat
     agents = {s.attributes.get("agent.name") for s in trace.spans if classify(s.name, s.attributes) is Kind.AGENT}
     tools = [s.attributes["tool.name"] for s in trace.spans if classify(s.name, s.attributes) is Kind.TOOL]
     assert agents == {"Manager", "Programmer"} and tools == ["open"]
+
+
+def test_intercode_converter_pairs_repeated_call_ids_by_position_and_labels_a_message_limit(tmp_path: Path) -> None:
+    """intercode-ctf states no licence, so no slice of it is committed: its converter runs here on an Inspect sample
+    of the source's shape. Gemini gives every call of a tool the same id (``bash``): paired by id, both calls got the
+    last result (a first build tripped ``error_loop`` on a successful run that way); they pair by position."""
+    sys.path.insert(0, str(CORPORA))
+    try:
+        import convert_intercode_ctf
+        import otlp_builder
+    finally:
+        sys.path.remove(str(CORPORA))
+
+    def model_event(message_id: str, at: str, done: str) -> dict[str, Any]:
+        return {"event": "model", "timestamp": at, "completed": done,
+                "output": {"choices": [{"message": {"id": message_id}}],
+                           "usage": {"input_tokens": 900, "output_tokens": 40}}}
+
+    def tool_event(at: str, done: str) -> dict[str, Any]:
+        return {"event": "tool", "id": "bash", "timestamp": at, "completed": done}
+
+    sample = {
+        "id": "intercode-ctf_general_skills/task_1", "epoch": 1, "input": "Find the flag in /ctf/1.",
+        "messages": [
+            {"role": "system", "content": "You are a CTF player."},
+            {"role": "user", "content": "Find the flag in /ctf/1."},
+            {"role": "assistant", "id": "m1", "model": "gemini-2.5-pro", "content": "Look around.",
+             "tool_calls": [{"id": "bash", "function": "bash", "arguments": {"cmd": "ls /ctf/1"}},
+                            {"id": "bash", "function": "bash", "arguments": {"cmd": "cat /ctf/1/store.c"}}]},
+            {"role": "tool", "tool_call_id": "bash", "content": "store.c"},
+            {"role": "tool", "tool_call_id": "bash", "content": "",
+             "error": {"type": "timeout", "message": "Command timed out before completing."}},
+        ],
+        "events": [model_event("m1", "2025-06-01T10:00:00+00:00", "2025-06-01T10:00:02+00:00"),
+                   tool_event("2025-06-01T10:00:03+00:00", "2025-06-01T10:00:04+00:00"),
+                   tool_event("2025-06-01T10:00:04+00:00", "2025-06-01T10:03:04+00:00")],
+        "limit": {"type": "message"}, "scores": {"includes": {"value": "I"}},
+        "metadata": {"task_family": "general_skills", "human_minutes": 3},
+    }
+    path = tmp_path / "intercode.otlp.jsonl.gz"
+    otlp_builder.write_jsonl_gz(path, [convert_intercode_ctf.convert_sample("google/gemini-2.5-pro", "r1", sample)])
+    problems: list[Problem] = []
+    (result,) = replay([path], problems=problems)
+    assert problems == []
+    res = result.resource
+    assert (res["eval.corpus"], res["eval.success"], res["eval.end_reason"], res["eval.budget_exhausted"]) == (
+        "intercode-ctf", False, "step_limit", True)
+    (trace,) = read_traces([path], lambda p: None)
+    tools = [s for s in trace.spans if classify(s.name, s.attributes) is Kind.TOOL]
+    assert [(s.attributes["output.value"], s.status_code) for s in tools] == [
+        ("store.c", 1), ("Command timed out before completing.", 2)]

@@ -7,7 +7,7 @@ model's output text inside ``gen_ai.output.messages``; a log converted without c
 less of a result, or record a failed call as a raised exception. A detector that works only in our converters'
 shape would be tuned to them, not to the runs: here each committed corpus is rewritten into those shapes and
 replayed at the defaults, and every trace must get the verdict it gets as converted (the same trips, by the same
-detectors). Without token counts (``no_tokens``) the corpora keep no prompt text to measure, so that shape is
+detectors), but where :data:`KNOWN_DIFFERENCES` names the shape's own verdict and why. Without token counts (``no_tokens``) the corpora keep no prompt text to measure, so that shape is
 left to the benchmark.
 """
 
@@ -35,6 +35,16 @@ def _verdicts(path: Path) -> list[tuple[str, str | None]]:
     return [(result.trace_id, result.detector if result.tripped else None) for result in replay(path)]
 
 
+KNOWN_DIFFERENCES = {
+    ("short_results", "9b1228b457eaa0c5fdd68548015fb310"): "tool_repeat",
+}
+"""(shape, trace id) -> the verdict that trace gets in that shape, where it differs from the trace as converted, and
+why it must: SteP scrolling through a long WebArena page (``webarena/306``, 16 scrolls, every page after one new)
+is paging as converted, but the pages share their first 1,000 characters (the site's header and navigation), so an
+instrumentor that keeps only that much of a result records the same call with the same result, five times: a
+repeat on what it recorded. BENCHMARKS.md, "Other instrumentors' shapes"."""
+
+
 @pytest.mark.parametrize("variant", ["no_steps", "genai", "no_times", "short_results", "structured_errors",
                                      "tools_under_llm"])
 @pytest.mark.parametrize("corpus", COMMITTED, ids=lambda path: path.name.split(".")[0])
@@ -43,7 +53,8 @@ def test_another_instrumentors_shape_gets_the_same_verdicts(corpus: Path, varian
     rewrite(corpus, reshaped, VARIANTS[variant])
     as_converted = _verdicts(corpus)
     assert any(detector for _, detector in as_converted)  # a corpus that trips somewhere: verdicts to keep
-    assert _verdicts(reshaped) == as_converted
+    expected = [(trace_id, KNOWN_DIFFERENCES.get((variant, trace_id), detector)) for trace_id, detector in as_converted]
+    assert _verdicts(reshaped) == expected
 
 
 @pytest.mark.parametrize("variant", ["no_tokens", "no_llm"])
