@@ -43,12 +43,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from otlp_builder import TraceBuilder, cli, estimate_tokens
+from otlp_builder import TraceBuilder, cli, estimate_tokens, git_files_at, git_read_all
 
 REV = "9e14bc547001eee6ab74dcc878c4e1969dbac4f5"
 DEFENSES = ("repeat_user_prompt", "spotlighting_with_delimiting", "tool_filter", "transformers_pi_detector")
@@ -147,33 +146,13 @@ def convert_run(pipeline: str, suite: str, task: str, data: dict[str, Any]) -> d
     return b.request("agentdojo", labels, last_reply)
 
 
-def _read_all(repo: str, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each file at ``REV``, through one ``git cat-file --batch`` (thousands of ``git show`` calls are slow)."""
-    proc = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        for path in paths:
-            proc.stdin.write(f"{REV}:{path}\n".encode())
-            proc.stdin.flush()
-            header = proc.stdout.readline().split()
-            if len(header) != 3:
-                raise RuntimeError(f"{path}: not found at {REV}")
-            body = proc.stdout.read(int(header[2]))
-            proc.stdout.read(1)  # the newline after each object
-            yield path, body
-    finally:
-        proc.stdin.close()
-        proc.wait()
-
 
 def convert(repo: str) -> Iterator[dict[str, Any]]:
-    listing = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", REV, "runs/"],
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+    listing = git_files_at(repo, REV, "runs/")
     runs = sorted((m.group(1), m.group(2), int(m.group(3)), path)
                   for path in listing if (m := _RUN.match(path)))
     by_path = {path: (pipeline, suite, task) for pipeline, suite, task, path in runs}
-    for path, body in _read_all(repo, [path for *_, path in runs]):
+    for path, body in git_read_all(repo, REV, [path for *_, path in runs]):
         pipeline, suite, task = by_path[path]
         yield convert_run(pipeline, suite, str(task), json.loads(body))
 

@@ -44,14 +44,13 @@ from __future__ import annotations
 import io
 import json
 import re
-import subprocess
 import sys
 import zipfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from otlp_builder import TraceBuilder, cli, estimate_tokens
+from otlp_builder import TraceBuilder, cli, estimate_tokens, git_files_at, git_read_all
 
 REV = "5dae06b7950a9ee25322035638a91c991338c304"
 FOLDER = "published/benchmarks/intercode-ctf/inspect_logs/"
@@ -207,25 +206,6 @@ def convert_sample(model: str, run_id: str, sample: dict[str, Any]) -> dict[str,
     return b.request("inspect", labels, last_reply)
 
 
-def _read_all(repo: str, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each file at ``REV``, through one ``git cat-file --batch``."""
-    proc = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        for path in paths:
-            proc.stdin.write(f"{REV}:{path}\n".encode())
-            proc.stdin.flush()
-            header = proc.stdout.readline().split()
-            if len(header) != 3:
-                raise RuntimeError(f"{path}: not found at {REV}")
-            body = proc.stdout.read(int(header[2]))
-            proc.stdout.read(1)
-            yield path, body
-    finally:
-        proc.stdin.close()
-        proc.wait()
-
 
 def _sample_key(name: str) -> tuple[str, int, int]:
     m = _SAMPLE.match(name)
@@ -235,10 +215,9 @@ def _sample_key(name: str) -> tuple[str, int, int]:
 
 
 def convert(repo: str) -> Iterator[dict[str, Any]]:
-    listing = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", REV, FOLDER],
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+    listing = git_files_at(repo, REV, FOLDER)
     paths = sorted(p for p in listing if p.endswith(".eval"))
-    for _path, body in _read_all(repo, paths):
+    for _path, body in git_read_all(repo, REV, paths):
         archive = zipfile.ZipFile(io.BytesIO(body))
         header = json.loads(archive.read("header.json"))
         model = header["eval"]["model"]

@@ -46,12 +46,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from otlp_builder import TraceBuilder, cli, estimate_tokens
+from otlp_builder import TraceBuilder, cli, estimate_tokens, git_files_at, git_read_all
 
 REV = "5ce7c0c5f988d5c8b5453bf26d3d8831232ca037"
 FOLDER = "webagents-step/data/webarena/eval/"
@@ -157,32 +156,12 @@ def convert_run(run: str, folder: str, root_policy: str, task_id: int, data: dic
     return b.request("step-webarena", labels, answer)
 
 
-def _read_all(repo: str, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each file at ``REV``, through one ``git cat-file --batch``."""
-    proc = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        for path in paths:
-            proc.stdin.write(f"{REV}:{path}\n".encode())
-            proc.stdin.flush()
-            header = proc.stdout.readline().split()
-            if len(header) != 3:
-                raise RuntimeError(f"{path}: not found at {REV}")
-            body = proc.stdout.read(int(header[2]))
-            proc.stdout.read(1)  # the newline after each object
-            yield path, body
-    finally:
-        proc.stdin.close()
-        proc.wait()
-
 
 def convert(repo: str) -> Iterator[dict[str, Any]]:
-    listing = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", REV, FOLDER],
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+    listing = git_files_at(repo, REV, FOLDER)
     configs = [p for p in listing if p.endswith("/eval_openai_agent.yml")]
     roots = {}
-    for path, body in _read_all(repo, configs):
+    for path, body in git_read_all(repo, REV, configs):
         match = _ROOT.search(body.decode())
         if not match:
             raise RuntimeError(f"{path}: no root_action")
@@ -194,7 +173,7 @@ def convert(repo: str) -> Iterator[dict[str, Any]]:
             raise RuntimeError(f"{run}/{task_id}: two trajectories")
         seen.add((run, task_id))
     by_path = {path: (run, task_id, folder) for run, task_id, folder, path in runs}
-    for path, body in _read_all(repo, [path for *_, path in runs]):
+    for path, body in git_read_all(repo, REV, [path for *_, path in runs]):
         run, task_id, folder = by_path[path]
         yield convert_run(run, folder, roots[path.rsplit("/", 1)[0]], task_id, json.loads(body))
 

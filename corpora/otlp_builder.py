@@ -23,7 +23,7 @@ import hashlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +173,32 @@ def git_files(repo: str, folder: str) -> list[str]:
     """Every file under ``folder`` at the source repository's HEAD."""
     return subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", "HEAD", folder],
                           capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def git_files_at(repo: str, rev: str, folder: str) -> list[str]:
+    """Every file under ``folder`` at commit ``rev`` of the source repository (a converter pinned to a commit)."""
+    return subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", rev, folder],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+
+
+def git_read_all(repo: str, rev: str, paths: Iterable[str]) -> Iterator[tuple[str, bytes]]:
+    """Each file at commit ``rev``, in the order asked, through one ``git cat-file --batch`` (thousands of
+    ``git show`` calls are slow)."""
+    proc = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for path in paths:
+            proc.stdin.write(f"{rev}:{path}\n".encode())
+            proc.stdin.flush()
+            header = proc.stdout.readline().split()
+            if len(header) != 3:
+                raise RuntimeError(f"{path}: not found at {rev}")
+            body = proc.stdout.read(int(header[2]))
+            proc.stdout.read(1)  # the newline after each object
+            yield path, body
+    finally:
+        proc.stdin.close()
+        proc.wait()
 
 
 def cli(convert: Callable[[str], Iterable[dict[str, Any]]], usage: str, argv: list[str]) -> int:
