@@ -146,7 +146,6 @@ def convert_run(pipeline: str, suite: str, task: str, data: dict[str, Any]) -> d
     return b.request("agentdojo", labels, last_reply)
 
 
-
 def convert(repo: str) -> Iterator[dict[str, Any]]:
     listing = git_files_at(repo, REV, "runs/")
     runs = sorted((m.group(1), m.group(2), int(m.group(3)), path)

@@ -206,7 +206,6 @@ def convert_sample(model: str, run_id: str, sample: dict[str, Any]) -> dict[str,
     return b.request("inspect", labels, last_reply)
 
 
-
 def _sample_key(name: str) -> tuple[str, int, int]:
     m = _SAMPLE.match(name)
     assert m is not None

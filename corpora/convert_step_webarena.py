@@ -156,7 +156,6 @@ def convert_run(run: str, folder: str, root_policy: str, task_id: int, data: dic
     return b.request("step-webarena", labels, answer)
 
 
-
 def convert(repo: str) -> Iterator[dict[str, Any]]:
     listing = git_files_at(repo, REV, FOLDER)
     configs = [p for p in listing if p.endswith("/eval_openai_agent.yml")]
