@@ -112,6 +112,9 @@ corpora:
 	test -d $(CORPORA_SRC)/cyber-task-horizons || \
 	  git clone -q https://github.com/sean-peters-au/cyber-task-horizons $(CORPORA_SRC)/cyber-task-horizons
 	$(PYTHON) corpora/convert_intercode_ctf.py $(CORPORA_SRC)/cyber-task-horizons corpora/data/intercode-ctf.otlp.jsonl.gz
+	test -d $(CORPORA_SRC)/bfcl-vllm-results || \
+	  git clone -q https://github.com/bbrowning/bfcl-vllm-results $(CORPORA_SRC)/bfcl-vllm-results
+	$(PYTHON) corpora/convert_bfcl_multi_turn.py $(CORPORA_SRC)/bfcl-vllm-results corpora/data/bfcl-multi-turn.otlp.jsonl.gz
 
 # Replay verdicts of every corpus (the committed ones, `make corpora` and the shared mini-swe-agent file) against
 # those pinned in tests/replay/verdicts/; a missing corpus fails. The default suite checks the committed ones.
