@@ -43,12 +43,11 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
-from otlp_builder import TraceBuilder, cli, estimate_tokens
+from otlp_builder import TraceBuilder, cli, estimate_tokens, git_files_at, git_read_all
 
 REV = "f98223aef4e7a560e2d2d69849dfb04eed260a52"
 CATEGORIES = ("base", "miss_func", "miss_param")
@@ -152,38 +151,17 @@ def convert_run(run: str, model: str, category: str, data: dict[str, Any],
     return b.request("bfcl", labels, "")
 
 
-def _read_all(repo: str, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-    """Each file at ``REV``, through one ``git cat-file --batch``."""
-    proc = subprocess.Popen(["git", "-C", repo, "cat-file", "--batch"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        for path in paths:
-            proc.stdin.write(f"{REV}:{path}\n".encode())
-            proc.stdin.flush()
-            header = proc.stdout.readline().split()
-            if len(header) != 3:
-                raise RuntimeError(f"{path}: not found at {REV}")
-            body = proc.stdout.read(int(header[2]))
-            proc.stdout.read(1)  # the newline after each object
-            yield path, body
-    finally:
-        proc.stdin.close()
-        proc.wait()
-
-
 def _lines(body: bytes) -> list[dict[str, Any]]:
     return [json.loads(line) for line in body.decode().splitlines() if line.strip()]
 
 
 def convert(repo: str) -> Iterator[dict[str, Any]]:
-    listing = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "--name-only", REV, "results/"],
-                             capture_output=True, text=True, check=True).stdout.splitlines()
+    listing = git_files_at(repo, REV, "results/")
     sources = sorted((m.group(1), m.group(2), m.group(3), path) for path in listing
                      if (m := _RESULT.match(path)) and m.group(3) in CATEGORIES)
     for run, model, category, path in sources:
         score_path = path.replace("/result/", "/score/", 1).replace("_result.json", "_score.json")
-        (_, result_body), (_, score_body) = _read_all(repo, [path, score_path])
+        (_, result_body), (_, score_body) = git_read_all(repo, REV, [path, score_path])
         score = _lines(score_body)
         failures = {line["id"]: line for line in score[1:]}
         results = _lines(result_body)

@@ -44,7 +44,8 @@ CORPORA = [_shared_data(), ROOT / "corpora" / "data" / "coder-swebench-lite.otlp
            ROOT / "corpora" / "data" / "ldb-humaneval.otlp.jsonl.gz",
            ROOT / "corpora" / "data" / "agentdojo-benign.otlp.jsonl.gz",
            ROOT / "corpora" / "data" / "step-webarena.otlp.jsonl.gz",
-           ROOT / "corpora" / "data" / "intercode-ctf.otlp.jsonl.gz", *COMMITTED]
+           ROOT / "corpora" / "data" / "intercode-ctf.otlp.jsonl.gz",
+           ROOT / "corpora" / "data" / "bfcl-multi-turn.otlp.jsonl.gz", *COMMITTED]
 """Every corpus: ``make verdicts``."""
 
 
