@@ -7,8 +7,8 @@ model's output text inside ``gen_ai.output.messages``; a log converted without c
 less of a result, or record a failed call as a raised exception. A detector that works only in our converters'
 shape would be tuned to them, not to the runs: here each committed corpus is rewritten into those shapes and
 replayed at the defaults, and every trace must get the verdict it gets as converted (the same trips, by the same
-detectors), but where :data:`KNOWN_DIFFERENCES` names the shape's own verdict and why. Without token counts (``no_tokens``) the corpora keep no prompt text to measure, so that shape is
-left to the benchmark.
+detectors), but where :data:`KNOWN_DIFFERENCES` names the shape's own verdict and why. Without token counts
+(``no_tokens``) the corpora keep no prompt text to measure, so that shape is left to the benchmark.
 """
 
 from __future__ import annotations
