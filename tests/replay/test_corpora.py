@@ -7,6 +7,7 @@ verdict: detection changes are judged by ``benchmarks/detection_corpora.py`` ove
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -84,15 +85,30 @@ def test_spanbreaker_replay_cli_reads_the_slice() -> None:
     assert "problem" not in done.stderr.lower()
 
 
+def _converter(name: str) -> Any:
+    """A converter module of ``corpora/`` (they import ``otlp_builder`` as a top-level module, as run there)."""
+    sys.path.insert(0, str(CORPORA))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(CORPORA))
+
+
+def _replayed(path: Path, request: dict[str, Any]) -> tuple[tuple[Any, ...], Any]:
+    """``request`` written as a corpus file and replayed: (its labels: corpus, success, end reason, budget
+    exhausted; its read trace). Asserts the replay met no input problem."""
+    _converter("otlp_builder").write_jsonl_gz(path, [request])
+    problems: list[Problem] = []
+    (result,) = replay([path], problems=problems)
+    assert problems == []
+    res = result.resource
+    (trace,) = read_traces([path], lambda p: None)
+    return (res["eval.corpus"], res["eval.success"], res["eval.end_reason"], res["eval.budget_exhausted"]), trace
+
+
 def test_coder_converter_output_reads_and_labels_a_cost_limit_exit(tmp_path: Path) -> None:
     """CodeR's data has no licence, so no slice of it is committed: its converter runs here on a record of the
     source's shape (a plan, one role's actions ending in ``succeed``, a harness ``exit_cost``)."""
-    sys.path.insert(0, str(CORPORA))
-    try:
-        import convert_coder
-        import otlp_builder
-    finally:
-        sys.path.remove(str(CORPORA))
     record = {
         "history": [
             {"agent": "Manager", "role": "system", "content": "You are a Manager."},
@@ -112,15 +128,9 @@ def test_coder_converter_output_reads_and_labels_a_cost_limit_exit(tmp_path: Pat
         ],
         "info": {"exit_status": "submitted", "model_stats": {"tokens_sent": 1200, "api_calls": 3}},
     }
-    path = tmp_path / "coder.otlp.jsonl.gz"
-    otlp_builder.write_jsonl_gz(path, [convert_coder.convert_run("demo__demo-1", record, resolved=False)])
-    problems: list[Problem] = []
-    (result,) = replay([path], problems=problems)
-    assert problems == []
-    res = result.resource
-    assert (res["eval.corpus"], res["eval.success"], res["eval.end_reason"], res["eval.budget_exhausted"]) == (
-        "coder-swebench-lite", False, "cost_limit", True)
-    (trace,) = read_traces([path], lambda p: None)
+    request = _converter("convert_coder").convert_run("demo__demo-1", record, resolved=False)
+    labels, trace = _replayed(tmp_path / "coder.otlp.jsonl.gz", request)
+    assert labels == ("coder-swebench-lite", False, "cost_limit", True)
     agents = {s.attributes.get("agent.name") for s in trace.spans if classify(s.name, s.attributes) is Kind.AGENT}
     tools = [s.attributes["tool.name"] for s in trace.spans if classify(s.name, s.attributes) is Kind.TOOL]
     assert agents == {"Manager", "Programmer"} and tools == ["open"]
@@ -130,13 +140,6 @@ def test_intercode_converter_pairs_repeated_call_ids_by_position_and_labels_a_me
     """intercode-ctf states no licence, so no slice of it is committed: its converter runs here on an Inspect sample
     of the source's shape. Gemini gives every call of a tool the same id (``bash``): paired by id, both calls got the
     last result (a first build tripped ``error_loop`` on a successful run that way); they pair by position."""
-    sys.path.insert(0, str(CORPORA))
-    try:
-        import convert_intercode_ctf
-        import otlp_builder
-    finally:
-        sys.path.remove(str(CORPORA))
-
     def model_event(message_id: str, at: str, done: str) -> dict[str, Any]:
         return {"event": "model", "timestamp": at, "completed": done,
                 "output": {"choices": [{"message": {"id": message_id}}],
@@ -163,15 +166,9 @@ def test_intercode_converter_pairs_repeated_call_ids_by_position_and_labels_a_me
         "limit": {"type": "message"}, "scores": {"includes": {"value": "I"}},
         "metadata": {"task_family": "general_skills", "human_minutes": 3},
     }
-    path = tmp_path / "intercode.otlp.jsonl.gz"
-    otlp_builder.write_jsonl_gz(path, [convert_intercode_ctf.convert_sample("google/gemini-2.5-pro", "r1", sample)])
-    problems: list[Problem] = []
-    (result,) = replay([path], problems=problems)
-    assert problems == []
-    res = result.resource
-    assert (res["eval.corpus"], res["eval.success"], res["eval.end_reason"], res["eval.budget_exhausted"]) == (
-        "intercode-ctf", False, "step_limit", True)
-    (trace,) = read_traces([path], lambda p: None)
+    request = _converter("convert_intercode_ctf").convert_sample("google/gemini-2.5-pro", "r1", sample)
+    labels, trace = _replayed(tmp_path / "intercode.otlp.jsonl.gz", request)
+    assert labels == ("intercode-ctf", False, "step_limit", True)
     tools = [s for s in trace.spans if classify(s.name, s.attributes) is Kind.TOOL]
     assert [(s.attributes["output.value"], s.status_code) for s in tools] == [
         ("store.c", 1), ("Command timed out before completing.", 2)]
