@@ -418,6 +418,7 @@ class BreakerEngine:
                 if kind is _TOOL:
                     if not isinstance(signal, ToolCall):
                         return None  # admitted without detection (observe mode while OPEN)
+                    entry.attributes = attributes  # popped: held only while the end hooks run
                     fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile_keys,
                                      None if error is None else error_detail(events, status))
                     if self.shared is None:

@@ -43,7 +43,8 @@ class OpenSpan:
     attributes: Mapping[str, Any]
     """The span's attributes while its start hooks run (tool_repeat fingerprints from them), then
     :data:`NO_ATTRIBUTES`: an open span never keeps a whole attribute value (a 200 KB prompt on a span whose
-    trace is abandoned would stay until the LRU cap or the TTL dropped the trace)."""
+    trace is abandoned would stay until the LRU cap or the TTL dropped the trace). A tool call's end hooks see
+    its end attributes here (the span is no longer open then): arguments that arrive only with the end."""
     ref: Any
     """The caller's object for the span (the façade's SDK span): a weak reference to it when :attr:`weak` (an
     abandoned model or tool call span the application let go must not be kept alive, attributes and all, by the

@@ -145,3 +145,66 @@ def test_a_short_conversation_is_not_session_bloat() -> None:
             chat(tracer, [message("system", "Be brief."), *[message("user", f"q{i}") for i in range(turn + 1)]],
                  at_start=False)
     assert processor.stats.trips == 0
+
+
+def test_arguments_at_end_are_fingerprinted_in_the_trip_evidence() -> None:
+    """The evidence names the repeated call by its arguments also when they came only with the span's end (before:
+    the fingerprint of no arguments, the same for every call of the tool)."""
+    fingerprints = {}
+    for late in (True, False):
+        for query in ("weather in Paris", "weather in Oslo"):
+            tracer, _processor, _ = rig()
+            with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+                for _ in range(10):
+                    tool(tracer, query, "sunny, 20C", late=late)
+            fingerprints[late, query] = caught.value.evidence["args_fingerprint"]
+    assert fingerprints[True, "weather in Paris"] == fingerprints[False, "weather in Paris"]
+    assert fingerprints[True, "weather in Oslo"] == fingerprints[False, "weather in Oslo"]
+    assert fingerprints[True, "weather in Paris"] != fingerprints[True, "weather in Oslo"]
+
+
+@pytest.mark.parametrize("late", [True, False], ids=["at-end", "at-start"])
+def test_strands_redacted_values_are_unknown_not_identical(late: bool) -> None:
+    """Strands Agents writes ``[REDACTED]`` for the arguments and results it hides: twelve different calls read as
+    unknown (before: as twelve identical calls, tool_repeat at call 5). The same calls unredacted still trip."""
+    tracer, processor, _ = rig()
+    with agent(tracer):
+        for _ in range(12):
+            with tracer.start_as_current_span("execute_tool search", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search",
+                    **({} if late else {"gen_ai.tool.call.arguments": "[REDACTED]"})}) as span:
+                if late:
+                    span.set_attribute("gen_ai.tool.call.arguments", "[REDACTED]")
+                span.set_attribute("gen_ai.tool.call.result", "[REDACTED]")
+    assert processor.stats.trips == 0
+    with pytest.raises(spanbreaker.Tripped), agent(tracer):
+        for _ in range(12):
+            tool(tracer, "weather in Paris", "sunny", late=late)
+
+
+@pytest.mark.parametrize("name", ["chat", "chat gemini-2.5-flash", "generate_content gemini-2.5-flash",
+                                  "text_completion davinci"])
+def test_model_spans_known_only_by_name_are_model_calls(name: str) -> None:
+    """A model call span that carries no attribute when it starts (Strands' ``chat``, Google ADK's ``generate_content
+    {model}``) is a model call by the name the conventions prescribe: the call budget counts it and vetoes the
+    next one."""
+    tracer, _processor, exporter = rig(max_model_calls=3)
+    calls = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        for _ in range(6):
+            with tracer.start_as_current_span(name) as span:
+                calls += 1
+                span.set_attribute("gen_ai.usage.input_tokens", 100)
+    assert caught.value.detector == "call_budget" and calls == 3
+    blocked = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("spanbreaker.blocked")]
+    assert [s.name for s in blocked] == [name]
+
+
+@pytest.mark.parametrize("name", ["chatbot.route", "chat_history", "POST /chat", "generate_contents"])
+def test_other_spans_are_not_model_calls_by_name(name: str) -> None:
+    tracer, processor, _ = rig(max_model_calls=3)
+    with agent(tracer):
+        for _ in range(6):
+            with tracer.start_as_current_span(name):
+                pass
+    assert processor.stats.trips == 0

@@ -36,6 +36,9 @@ LEGACY_TOOL_RESULT = KEYS["legacy_tool_result"]
 these keys instead of the GenAI ones."""
 FINAL_RESULT = KEYS["final_result"]
 """pydantic-ai's agent span: the run's output."""
+REDACTED = "[REDACTED]"
+"""What Strands Agents writes in place of a GenAI attribute it redacts (``gen_ai.tool.call.arguments``,
+``gen_ai.tool.call.result``, messages): unknown, as OpenInference's ``__REDACTED__`` is."""
 
 LLM_NAME_SUFFIXES = (".invoke", ".ainvoke", ".invoke_stream", ".ainvoke_stream", ".generate", ".generate_stream",
                      ".create", ".acreate")

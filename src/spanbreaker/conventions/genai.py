@@ -76,7 +76,9 @@ KINDS = {
 """``gen_ai.operation.name`` values -> kind."""
 AGENT_SPAN_PREFIX = "invoke_agent "
 TOOL_SPAN_PREFIX = "execute_tool "
-"""Span names the conventions prescribe (``{operation} {name}``), for spans that lost their attributes."""
+"""Span names the conventions prescribe (``{operation} {name}``, ``{operation} {model}`` for inference), read for
+spans whose attributes are not on them yet when they start: Strands Agents sets them just after, Google ADK
+names its model calls ``generate_content {model}`` and sets nothing until they end."""
 
 
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
@@ -86,14 +88,10 @@ def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
 
 
 def kind_by_name(name: str) -> Kind | None:
-    """The kind from the span name the conventions prescribe."""
+    """The kind from the span name the conventions prescribe: its first word is the operation."""
     if not isinstance(name, str):
         return None
-    if name.startswith(AGENT_SPAN_PREFIX):
-        return Kind.AGENT
-    if name.startswith(TOOL_SPAN_PREFIX):
-        return Kind.TOOL
-    return None
+    return KINDS.get(name.partition(" ")[0])
 
 
 ROLE_MARKERS = ('"role":', '"role" :')

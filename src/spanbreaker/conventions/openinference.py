@@ -51,12 +51,8 @@ REDACTED = "__REDACTED__"
 """What an OpenInference instrumentor writes instead of a value its ``TraceConfig`` hides (``hide_inputs``,
 ``hide_outputs``, ``OPENINFERENCE_HIDE_*``). A redacted value is unknown, not identical: every redacted call would
 otherwise read as a repeat of every other (six different fetches with six different pages tripping
-``tool_repeat``). Readers treat it as absent."""
-
-
-def unredacted(value: Any) -> Any:
-    """``value``, or None when the instrumentor redacted it."""
-    return None if value == REDACTED else value
+``tool_repeat``). Readers treat it as absent (``conventions.read.unredacted``, with the other instrumentors'
+markers)."""
 
 
 KINDS = {"AGENT": Kind.AGENT, "CHAIN": Kind.CHAIN, "LLM": Kind.LLM, "TOOL": Kind.TOOL}

@@ -28,6 +28,13 @@ _QUERY_RAW_CHARS = 2 * SIMILARITY_CHARS + fw.ENVELOPE_CHARS
 """Recorded arguments this long or longer are a script or a document, not a query (and are not kept)."""
 _SAMPLE_CHARS = SIMILARITY_CHARS * 4
 """Results up to this long are their own sample (no copy)."""
+_REDACTED = (oi.REDACTED, fw.REDACTED)
+"""What instrumentors write in place of a value they hide: the value is unknown, never identical to another."""
+
+
+def unredacted(value: Any) -> Any:
+    """``value``, or None when the instrumentor redacted it."""
+    return None if type(value) is str and value in _REDACTED else value
 
 
 # ------------------------------------------------------------------------------------------------- tools
@@ -69,7 +76,7 @@ def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozense
     tool = value[:128] if type(value) is str and value else tool_name(name, attributes)  # common case inline
     raw = attributes.get(oi.INPUT)
     if raw is None:
-        raw = pick(attributes, ga.TOOL_ARGUMENTS, fw.LEGACY_TOOL_ARGUMENTS, oi.TOOL_PARAMETERS)
+        raw = unredacted(pick(attributes, ga.TOOL_ARGUMENTS, fw.LEGACY_TOOL_ARGUMENTS, oi.TOOL_PARAMETERS))
         if raw is None:
             return tool, None
     elif raw == oi.REDACTED:  # hidden by the instrumentor: unknown (tool.parameters is the schema, not the call)
@@ -131,7 +138,7 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
             call.args_known = call.keyed_at_end = True
     raw = attributes.get(oi.OUTPUT)  # the OpenInference key first: one lookup on the common path
     if raw is None:
-        raw = pick(attributes, ga.TOOL_RESULT, fw.LEGACY_TOOL_RESULT)
+        raw = unredacted(pick(attributes, ga.TOOL_RESULT, fw.LEGACY_TOOL_RESULT))
     elif raw == oi.REDACTED:
         raw = None  # hidden by the instrumentor: the result is unknown
     output = raw if type(raw) is str else as_str(raw)
@@ -239,7 +246,7 @@ _SESSION_CHARS = 128
 
 def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
     agent = agent_name(name, attributes)
-    task = as_str(oi.unredacted(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES)))
+    task = as_str(unredacted(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES)))
     session = as_str(pick(attributes, oi.SESSION, ga.CONVERSATION))
     if session is not None and len(session) > _SESSION_CHARS:  # the engine's session table outlives the trace
         session = digest(session, cap)
@@ -248,10 +255,10 @@ def agent_start(name: str, attributes: Mapping[str, Any], cap: int) -> AgentRun:
 
 def fill_agent_result(run: AgentRun, attributes: Mapping[str, Any], error: str | None, cap: int) -> None:
     if not run.task_known:
-        task = as_str(oi.unredacted(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES)))
+        task = as_str(unredacted(pick(attributes, oi.INPUT, ga.INPUT_MESSAGES)))
         if task is not None:
             run.task_key, run.task_known = text_key(task, cap), True
-    output = as_str(oi.unredacted(pick(attributes, oi.OUTPUT, ga.OUTPUT_MESSAGES, fw.FINAL_RESULT)))
+    output = as_str(unredacted(pick(attributes, oi.OUTPUT, ga.OUTPUT_MESSAGES, fw.FINAL_RESULT)))
     run.output_known = output is not None
     run.output_text = output[:cap] if output is not None else None
     run.output_key = text_key(output or "", cap)
