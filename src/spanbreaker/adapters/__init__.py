@@ -17,4 +17,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.pydantic_ai",
     "spanbreaker.adapters.llama_index",
     "spanbreaker.adapters.crewai",
+    "spanbreaker.adapters.strands",
 )
