@@ -36,11 +36,13 @@ APPS = {
     "llama-index": Path(__file__).resolve().parent / "apps" / "llama_index_app.py",
     "openai-agents": Path(__file__).resolve().parent / "apps" / "openai_agents_app.py",
     "pydantic-ai": Path(__file__).resolve().parent / "apps" / "pydantic_ai_app.py",
+    "strands": Path(__file__).resolve().parent / "apps" / "strands_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
-            "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat"}
+            "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
+            "strands": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
-             "pydantic-ai": 20}
+             "pydantic-ai": 20, "strands": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
@@ -159,9 +161,11 @@ def assert_tripped(run: Run, framework: str) -> None:
 
 
 AGENT_KIND = {"llama-index": ("openinference.span.kind", "CHAIN"),
-              "pydantic-ai": ("gen_ai.operation.name", "invoke_agent")}
+              "pydantic-ai": ("gen_ai.operation.name", "invoke_agent"),
+              "strands": ("gen_ai.operation.name", "invoke_agent")}
 """The attribute and value of the framework's agent spans, where not OpenInference's AGENT kind (the LlamaIndex
-instrumentor marks a workflow agent's run and steps CHAIN; pydantic-ai's own spans follow the GenAI conventions)."""
+instrumentor marks a workflow agent's run and steps CHAIN; pydantic-ai's and Strands' own spans follow the GenAI
+conventions)."""
 
 
 def assert_tripped_spans(spans: list[ReceivedSpan], framework: str = "smolagents") -> None:
