@@ -1,4 +1,5 @@
-"""The OpenAI Agents SDK and pydantic-ai examples run as a user would run them: a fresh process, offline."""
+"""The OpenAI Agents SDK, pydantic-ai and Strands Agents examples run as a user would run them: a fresh process,
+offline."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ EXPECTED = {
                                       "(blocked: never ran)"),
     "pydantic_ai_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
                                    "(blocked: never ran)"),
+    "strands_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
+                               "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
 }
 
 
@@ -21,7 +24,7 @@ import sys
 import spanbreaker
 from opentelemetry.sdk.trace import TracerProvider
 processor = spanbreaker.instrument(tracer_provider=TracerProvider())
-print("imported before use:", "agents" in sys.modules, "pydantic_ai" in sys.modules)
+print("imported before use:", "agents" in sys.modules, "pydantic_ai" in sys.modules, "strands" in sys.modules)
 from pydantic_ai import Agent, UsageLimits
 from pydantic_ai.messages import ModelResponse, ToolCallPart
 from pydantic_ai.models.function import FunctionModel
@@ -37,12 +40,12 @@ except spanbreaker.Tripped as trip:
 
 
 def test_frameworks_are_instrumented_when_the_application_imports_them() -> None:
-    """``instrument()`` does not import the OpenAI Agents SDK or pydantic-ai (seconds each) for an application that
-    has them installed but has not imported them; importing one later instruments it."""
+    """``instrument()`` does not import the OpenAI Agents SDK, pydantic-ai or Strands (seconds each) for an
+    application that has them installed but has not imported them; importing one later instruments it."""
     import subprocess
     import sys
 
     done = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    assert "imported before use: False False" in done.stdout, done.stdout
+    assert "imported before use: False False False" in done.stdout, done.stdout
     assert "tripped: tool_repeat" in done.stdout, done.stdout + done.stderr
