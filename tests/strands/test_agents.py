@@ -129,18 +129,6 @@ def test_steer_reaches_the_model_as_the_tools_error(make_env: Any) -> None:
     env.assert_nothing_lost()
 
 
-def _reads_strands_redaction() -> bool:
-    """Whether the readers take Strands' ``[REDACTED]`` for unknown (the generic reader fix, on branch lead)."""
-    from spanbreaker.conventions.read import tool_start
-
-    call = tool_start("execute_tool search", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search",
-                                              "gen_ai.tool.call.arguments": "[REDACTED]"}, frozenset(), 4096)
-    return not call.args_known
-
-
-# Needs the reader fix for "[REDACTED]" (branch lead, src/spanbreaker/conventions): xfail (strict) until it is in.
-@pytest.mark.xfail(not _reads_strands_redaction(), strict=True,
-                   reason="the readers do not yet take Strands' '[REDACTED]' for unknown (fix on branch lead)")
 @pytest.mark.parametrize("mode", ["redacted", "redacted-default"])
 def test_redacted_calls_are_unknown_not_identical(make_env: Any, mode: str) -> None:
     """Strands' redaction writes ``[REDACTED]`` for every argument and result: six different calls are not one
