@@ -1,9 +1,11 @@
-"""OpenAI Agents SDK and pydantic-ai scenarios: how early the breaker stops a loop, and that look-alikes stay quiet.
+"""OpenAI Agents SDK, pydantic-ai and Strands Agents scenarios: how early the breaker stops a loop, and that
+look-alikes stay quiet.
 
-Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai with
-its own GenAI spans) driven by a scripted model, run twice on a fresh SDK provider: once enforcing (the run stops
-at the trip) and once in observe mode, where nothing is stopped and the framework's own limit ends the run
-(``max_turns`` / ``request_limit`` = LIMIT). "Calls" are model calls plus tool executions actually made, counted
+Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
+Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter) driven by a scripted
+model, run twice on a fresh SDK provider: once enforcing (the run stops at the trip) and once in observe mode,
+where nothing is stopped and the framework's own limit ends the run (``max_turns`` / ``request_limit`` / Strands'
+``limits={"turns": ...}`` = LIMIT). "Calls" are model calls plus tool executions actually made, counted
 from the exported spans (a blocked span's call never ran).
 
     python benchmarks/genai_scenarios.py
@@ -41,6 +43,38 @@ def _pai_rig(version: int | None = None, **config: Any) -> Rig:
     settings = InstrumentationSettings(tracer_provider=rig.provider, **({"version": version} if version else {}))
     Agent.instrument_all(settings)
     return rig
+
+
+def _strands_rig(adapter: bool = True, latest: bool = False, **config: Any) -> Rig:
+    """Strands' process-wide tracer made afresh on the rig's provider (as ``tests/strands/conftest.py`` does),
+    under Strands' default telemetry or ``gen_ai_latest_experimental``; the adapter on it unless stock."""
+    import os
+
+    from strands.telemetry import tracer as strands_tracer
+
+    from spanbreaker.adapters.strands import ADAPTER, SCOPE
+
+    ADAPTER.uninstrument()  # the previous scenario's, whichever way it was instrumented
+    os.environ.pop("OTEL_SEMCONV_STABILITY_OPT_IN", None)
+    if latest:
+        os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
+    rig = make_rig(**config)
+    tracer = strands_tracer.Tracer()
+    tracer.tracer = rig.provider.get_tracer(SCOPE)
+    strands_tracer._tracer_instance = tracer
+    if adapter:
+        ADAPTER.instrument(rig.provider, rig.processor)
+    return rig
+
+
+def _strands_run(script: Any) -> Callable[[Rig], None]:
+    def run(rig: Rig) -> None:
+        from tests.strands.scripted import Scripted
+        from tests.strands.test_agents import weather_agent
+
+        weather_agent(rig, Scripted(script))("What's the weather?", limits={"turns": LIMIT})
+
+    return run
 
 
 def _oa_run(script: Any, handoff: bool = False, answer: Any = None) -> Callable[[Rig], None]:
@@ -96,6 +130,13 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("pydantic-ai v2 format: same search", _pai_rig, _pai_run(_loop_pai), {"version": 2}),
     ("pydantic-ai: 6 queries, one answer (wide)", _pai_rig, _pai_run(_queries_pai(WIDE)), {}),
     ("pydantic-ai v2 format: wide", _pai_rig, _pai_run(_queries_pai(WIDE)), {"version": 2}),
+    ("Strands (adapter): same search, same answer", _strands_rig, _strands_run(_loop_pai), {}),
+    ("Strands (adapter, latest conventions): same search", _strands_rig, _strands_run(_loop_pai), {"latest": True}),
+    ("Strands (adapter): 3 queries (healthy)", _strands_rig, _strands_run(_queries_pai(QUERIES)), {}),
+    ("Strands (adapter): 6 queries, one answer (wide)", _strands_rig, _strands_run(_queries_pai(WIDE)), {}),
+    ("Strands stock, default telemetry: same search", _strands_rig, _strands_run(_loop_pai), {"adapter": False}),
+    ("Strands stock, latest conventions: same search", _strands_rig, _strands_run(_loop_pai),
+     {"adapter": False, "latest": True}),
 ]
 
 
@@ -123,12 +164,11 @@ def main() -> None:
 
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore")
-    print(f"OpenAI Agents SDK / pydantic-ai scenarios, framework limit {LIMIT}; calls = model + tool calls that ran")
+    print(f"OpenAI Agents SDK / pydantic-ai / Strands scenarios, framework limit {LIMIT}; calls = model + tool calls "
+          "that ran")
     print("| scenario | detector | calls to trip (model+tool) | framework limit alone | calls saved |")
     print("|---|---|---|---|---|")
-    for name, make, run, config in SCENARIOS:
-        version = config.get("version")
-        extra = {"version": version} if version else {}
+    for name, make, run, extra in SCENARIOS:
         detector, model, tool = measure(make, run, **extra)
         _, model_alone, tool_alone = measure(make, run, mode="observe", **extra)
         made, alone = model + tool, model_alone + tool_alone
