@@ -1,0 +1,145 @@
+"""Microsoft Agent Framework under the breaker, on its stock OpenTelemetry GenAI spans (no adapter): with sensitive
+data on, a loop trips and stops ``agent.run``, awaited or streamed; healthy look-alikes stay quiet; model-call and
+token budgets work in either setting. With sensitive data off a tool span carries no arguments or results, and the
+loop goes on to Agent Framework's own limit. Real ``Agent`` and ``@tool``, Agent Framework's own function-calling
+loop and telemetry; the model is a script, the only stub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from agent_framework import Agent, tool
+
+import spanbreaker
+from spanbreaker.signals import Kind
+
+from ..genai_rig import QUERIES, WIDE, Rig, search_body
+from .scripted import Reply, Scripted
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def queries(qs: list[str]) -> Any:
+    return lambda n: [("search", {"query": qs[n]})] if n < len(qs) else "All sunny."
+
+
+def loop(n: int) -> Reply:
+    return [("search", {"query": "weather in Paris"})]
+
+
+def weather_agent(env: Rig, scripted: Scripted, answer: Any = None) -> Agent:
+    @tool
+    def search(query: str) -> str:
+        """Search the web."""
+        return search_body(env, query, answer)
+
+    return Agent(client=scripted, name="weather_agent", instructions="You look things up.", tools=[search])
+
+
+def run(agent: Agent, how: str = "await", prompt: str = "What's the weather?") -> str:
+    async def go() -> str:
+        if how == "stream":
+            stream = agent.run(prompt, stream=True)
+            async for _ in stream:
+                pass
+            return (await stream.get_final_response()).text
+        return (await agent.run(prompt)).text
+
+    return asyncio.run(asyncio.wait_for(go(), 20))
+
+
+@pytest.mark.parametrize("how", ["await", "stream"])
+def test_identical_calls_trip_and_stop_the_run(make_env: Any, how: str) -> None:
+    env = make_env(sensitive=True)
+    scripted = Scripted(loop)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted), how)
+    assert caught.value.detector == "tool_repeat"
+    assert caught.value.evidence["identical_calls"] == 5
+    assert len(env.tool_bodies) == 4 and scripted.calls == 5  # the fifth identical call is vetoed before it runs
+    assert [s.name for s in env.blocked()] == ["execute_tool search"]  # ... and the run stops there
+    env.assert_trip_marked("tool_repeat")
+    env.assert_nothing_lost()
+    agent_span = next(s for s in env.spans() if s.name == "invoke_agent weather_agent")
+    assert agent_span.parent is None and (agent_span.attributes or {}).get("spanbreaker.tripped")
+
+
+def test_parallel_identical_calls_in_one_turn_stop_the_run(make_env: Any) -> None:
+    """Three identical calls per turn, run concurrently by Agent Framework: counted once per model turn (by design),
+    the loop across turns trips, all three calls of the fifth turn are vetoed, and every span is ended."""
+    env = make_env(sensitive=True)
+    scripted = Scripted(lambda n: [("search", {"query": "weather in Paris"})] * 3)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted))
+    assert caught.value.detector == "tool_repeat"
+    assert scripted.calls == 5 and len(env.tool_bodies) == 12
+    assert [s.name for s in env.blocked()] == ["execute_tool search"] * 3
+    env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("sensitive", [True, False], ids=["sensitive", "not-sensitive"])
+@pytest.mark.parametrize("script", [QUERIES, WIDE], ids=["healthy", "wide"])
+def test_healthy_and_wide_runs_are_quiet(make_env: Any, sensitive: bool, script: list[str]) -> None:
+    env = make_env(sensitive=sensitive)
+    answer = (lambda q, i: f"{q.split()[-1]}: sunny, {18 + i}C") if script is QUERIES else None
+    assert run(weather_agent(env, Scripted(queries(script)), answer)) == "All sunny."
+    assert env.tool_bodies == script
+    env.assert_quiet()
+    env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("how", ["await", "stream"])
+@pytest.mark.parametrize("sensitive", [True, False], ids=["sensitive", "not-sensitive"])
+def test_model_call_budget_vetoes_the_next_chat(make_env: Any, sensitive: bool, how: str) -> None:
+    """``chat <model>`` spans start bare but are model calls by their GenAI name: the fourth is vetoed before the
+    client is called."""
+    env = make_env(sensitive=sensitive, max_model_calls=3)
+    scripted = Scripted(queries(QUERIES))
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted), how)
+    assert caught.value.detector == "call_budget"
+    assert scripted.calls == 3 and len(env.ran(Kind.LLM)) == 3
+    assert [s.name for s in env.blocked()] == ["chat scripted-model"]
+    env.assert_trip_marked("call_budget")
+    env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("sensitive", [True, False], ids=["sensitive", "not-sensitive"])
+def test_token_budget_stops_the_run(make_env: Any, sensitive: bool) -> None:
+    """Usage comes on the chat span's end; the next call (here the third search) is vetoed."""
+    env = make_env(sensitive=sensitive, max_tokens=300)
+    scripted = Scripted(queries(WIDE))
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted))
+    assert caught.value.detector == "token_budget"
+    assert scripted.calls == 3 and len(env.tool_bodies) == 2
+    assert [s.name for s in env.blocked()] == ["execute_tool search"]
+    env.assert_nothing_lost()
+
+
+def test_without_sensitive_data_the_loop_is_not_caught(make_env: Any) -> None:
+    """Agent Framework's default: an ``execute_tool`` span has the tool's name but no arguments or result, so every
+    call is unknown, never identical. Nothing trips (and nothing false trips); the loop runs to Agent Framework's
+    own iteration limit."""
+    env = make_env(sensitive=False)
+    scripted = Scripted(loop)
+    run(weather_agent(env, scripted))
+    assert len(env.tool_bodies) > 5
+    env.assert_quiet()
+    env.assert_nothing_lost()
+
+
+def test_tool_call_attributes_need_the_latest_semconv(make_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive data on, but ``OTEL_SEMCONV_STABILITY_OPT_IN`` set without ``gen_ai_latest_experimental``: Agent
+    Framework drops the tool-call arguments and results, and the loop is not caught either."""
+    from agent_framework.observability import OBSERVABILITY_SETTINGS
+
+    env = make_env(sensitive=True)
+    monkeypatch.setattr(OBSERVABILITY_SETTINGS, "otel_semconv_stability_opt_in", "http")
+    assert not OBSERVABILITY_SETTINGS.emit_tool_call_attributes
+    run(weather_agent(env, Scripted(loop)))
+    assert len(env.tool_bodies) > 5
+    env.assert_quiet()
