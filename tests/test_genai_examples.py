@@ -1,5 +1,5 @@
-"""The OpenAI Agents SDK, pydantic-ai and Strands Agents examples run as a user would run them: a fresh process,
-offline."""
+"""The OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework examples run as a user would run
+them: a fresh process, offline."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ EXPECTED = {
                                    "(blocked: never ran)"),
     "strands_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
                                "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
+    "agent_framework_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
+                                       "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
 }
 
 
