@@ -37,15 +37,19 @@ APPS = {
     "openai-agents": Path(__file__).resolve().parent / "apps" / "openai_agents_app.py",
     "pydantic-ai": Path(__file__).resolve().parent / "apps" / "pydantic_ai_app.py",
     "strands": Path(__file__).resolve().parent / "apps" / "strands_app.py",
+    "agent-framework": Path(__file__).resolve().parent / "apps" / "agent_framework_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
             "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
-            "strands": "tool_repeat"}
+            "strands": "tool_repeat", "agent-framework": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
-             "pydantic-ai": 20, "strands": 20}
+             "pydantic-ai": 20, "strands": 20, "agent-framework": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
+SETTINGS = {"agent-framework": {"ENABLE_SENSITIVE_DATA": "true"}}
+"""The framework's own settings a user passes, where the stop needs one (Agent Framework puts tool arguments and
+results on its spans only with its sensitive data on)."""
 pytestmark = [pytest.mark.fresh_venv, pytest.mark.timeout(1500)]
 """Opt-in (``make test-fresh``, which CI runs): a venv per framework from the index takes minutes, then the launches."""
 
@@ -89,7 +93,8 @@ def _env(venv: Path, extra: dict[str, str]) -> dict[str, str]:
 
 
 def _launch(venv: Path, framework: str, cwd: Path, settings: dict[str, str]) -> Run:
-    env = _env(venv, {"LAUNCHER_APP_MAX_STEPS": str(MAX_STEPS[framework]), **settings})
+    env = _env(venv, {"LAUNCHER_APP_MAX_STEPS": str(MAX_STEPS[framework]), **SETTINGS.get(framework, {}),
+                      **settings})
     done = subprocess.run(["opentelemetry-instrument", "python", str(APPS[framework])], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=240, check=False)
     return Run(done.returncode, done.stdout, done.stderr)
@@ -162,10 +167,11 @@ def assert_tripped(run: Run, framework: str) -> None:
 
 AGENT_KIND = {"llama-index": ("openinference.span.kind", "CHAIN"),
               "pydantic-ai": ("gen_ai.operation.name", "invoke_agent"),
-              "strands": ("gen_ai.operation.name", "invoke_agent")}
+              "strands": ("gen_ai.operation.name", "invoke_agent"),
+              "agent-framework": ("gen_ai.operation.name", "invoke_agent")}
 """The attribute and value of the framework's agent spans, where not OpenInference's AGENT kind (the LlamaIndex
-instrumentor marks a workflow agent's run and steps CHAIN; pydantic-ai's and Strands' own spans follow the GenAI
-conventions)."""
+instrumentor marks a workflow agent's run and steps CHAIN; pydantic-ai's, Strands' and Agent Framework's own spans
+follow the GenAI conventions)."""
 
 
 def assert_tripped_spans(spans: list[ReceivedSpan], framework: str = "smolagents") -> None:
