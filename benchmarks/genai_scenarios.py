@@ -1,12 +1,13 @@
-"""OpenAI Agents SDK, pydantic-ai and Strands Agents scenarios: how early the breaker stops a loop, and that
-look-alikes stay quiet.
+"""OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios: how early the breaker
+stops a loop, and that look-alikes stay quiet.
 
 Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
-Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter) driven by a scripted
-model, run twice on a fresh SDK provider: once enforcing (the run stops at the trip) and once in observe mode,
-where nothing is stopped and the framework's own limit ends the run (``max_turns`` / ``request_limit`` / Strands'
-``limits={"turns": ...}`` = LIMIT). "Calls" are model calls plus tool executions actually made, counted
-from the exported spans (a blocked span's call never ran).
+Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter; Agent Framework's stock
+GenAI spans) driven by a scripted model, run twice on a fresh SDK provider: once enforcing (the run stops at the
+trip) and once in observe mode, where nothing is stopped and the framework's own limit ends the run (``max_turns``
+/ ``request_limit`` / Strands' ``limits={"turns": ...}`` = LIMIT; Agent Framework's own 40 function-calling
+rounds). "Calls" are model calls plus tool executions actually made, counted from the exported spans (a blocked
+span's call never ran).
 
     python benchmarks/genai_scenarios.py
 """
@@ -77,6 +78,33 @@ def _strands_run(script: Any) -> Callable[[Rig], None]:
     return run
 
 
+def _maf_rig(sensitive: bool = True, **config: Any) -> Rig:
+    """Agent Framework's stock spans on the rig's provider (its ``get_tracer`` pointed there, as
+    ``tests/agent_framework/conftest.py`` does), its sensitive data on or off; no adapter."""
+    from agent_framework import observability
+
+    rig = make_rig(**config)
+    provider = rig.provider
+    observability.get_tracer = lambda name="agent_framework", version=None, schema_url=None, attributes=None: (
+        provider.get_tracer(name, version, schema_url, attributes))
+    settings = observability.OBSERVABILITY_SETTINGS
+    settings.otel_semconv_stability_opt_in = None
+    settings.enable_instrumentation = True
+    settings.enable_sensitive_data = sensitive
+    return rig
+
+
+def _maf_run(script: Any) -> Callable[[Rig], None]:
+    def run(rig: Rig) -> None:
+        from tests.agent_framework.scripted import Scripted
+        from tests.agent_framework.test_agents import run as run_agent
+        from tests.agent_framework.test_agents import weather_agent
+
+        run_agent(weather_agent(rig, Scripted(script)))
+
+    return run
+
+
 def _oa_run(script: Any, handoff: bool = False, answer: Any = None) -> Callable[[Rig], None]:
     def run(rig: Rig) -> None:
         from agents import Agent, Runner
@@ -137,6 +165,9 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("Strands stock, default telemetry: same search", _strands_rig, _strands_run(_loop_pai), {"adapter": False}),
     ("Strands stock, latest conventions: same search", _strands_rig, _strands_run(_loop_pai),
      {"adapter": False, "latest": True}),
+    ("Agent Framework, sensitive data on: same search", _maf_rig, _maf_run(_loop_pai), {}),
+    ("Agent Framework, sensitive data on: 6 queries, one answer (wide)", _maf_rig, _maf_run(_queries_pai(WIDE)), {}),
+    ("Agent Framework, sensitive data off: same search", _maf_rig, _maf_run(_loop_pai), {"sensitive": False}),
 ]
 
 
@@ -164,8 +195,8 @@ def main() -> None:
 
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore")
-    print(f"OpenAI Agents SDK / pydantic-ai / Strands scenarios, framework limit {LIMIT}; calls = model + tool calls "
-          "that ran")
+    print(f"OpenAI Agents SDK / pydantic-ai / Strands / Agent Framework scenarios, framework limit {LIMIT}; "
+          "calls = model + tool calls that ran")
     print("| scenario | detector | calls to trip (model+tool) | framework limit alone | calls saved |")
     print("|---|---|---|---|---|")
     for name, make, run, extra in SCENARIOS:
