@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -61,6 +61,18 @@ $(CREWAI_VENV)/.installed: pyproject.toml
 
 test-crewai: $(CREWAI_VENV)/.installed
 	$(CREWAI_VENV)/bin/python -m pytest -q -o addopts=-ra tests/crewai
+
+# Google ADK in its own venv (.venv/adk): it pins opentelemetry-api/sdk <=1.44, below the dev tier's 1.45. Its tests
+# (tests/adk, stock ADK spans and examples/adk_search_loop.py) are ignored by the default suite; CI runs this tier.
+ADK_VENV := $(VENV)/adk
+$(ADK_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(ADK_VENV)
+	$(ADK_VENV)/bin/pip install -q --upgrade pip
+	$(ADK_VENV)/bin/pip install -q --no-compile -e '.[google-adk]' 'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-adk: $(ADK_VENV)/.installed
+	$(ADK_VENV)/bin/python -m pytest -q -o addopts=-ra tests/adk
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.
