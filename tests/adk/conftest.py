@@ -1,0 +1,77 @@
+"""Fixtures for the Google ADK tier (``make test-adk``, its own venv): stock ADK spans on a private provider per
+test, the breaker, content capture on or off.
+
+ADK takes its tracer once, at import, from the global provider (``google.adk.telemetry.tracing.tracer``, a
+``ProxyTracer``; several ADK modules import that object by name), and the global provider can be set only once
+per process. So the session sets one global provider, a switchboard whose tracers start every span on the current
+test's own SDK provider (``genai_rig.make_rig``: the breaker, an exporter, a ledger): each test sees only its own
+spans on its own breaker, and nothing of ADK is patched.
+
+``make_env(capture, **config)``: ``capture`` is ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+(``"SPAN_ONLY"``, or ``None`` for ADK's default, no content on spans); ADK reads it when a run starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+
+from ..genai_rig import Rig, make_rig
+
+CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+
+class _SwitchTracer(trace.Tracer):
+    def __init__(self, board: Switchboard, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.board, self.args, self.kwargs = board, args, kwargs
+
+    def _target(self) -> trace.Tracer:
+        provider = self.board.current.provider if self.board.current else trace.NoOpTracerProvider()
+        return provider.get_tracer(*self.args, **self.kwargs)
+
+    def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
+        return self._target().start_span(*args, **kwargs)
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target().start_as_current_span(*args, **kwargs)
+
+
+class Switchboard(trace.TracerProvider):
+    """The process's global provider: its tracers start spans on the current test's provider."""
+
+    current: Rig | None = None
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        return _SwitchTracer(self, args, kwargs)
+
+
+@pytest.fixture(scope="session")
+def switchboard() -> Switchboard:
+    board = Switchboard()
+    trace.set_tracer_provider(board)
+    assert trace.get_tracer_provider() is board, "another global tracer provider was set before the ADK tier"
+    return board
+
+
+@pytest.fixture
+def make_env(switchboard: Switchboard, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
+    made: list[Rig] = []
+
+    def make(capture: str | None = "SPAN_ONLY", **overrides: Any) -> Rig:
+        assert not made, "one environment per test"
+        if capture is None:
+            monkeypatch.delenv(CAPTURE, raising=False)
+        else:
+            monkeypatch.setenv(CAPTURE, capture)
+        rig = make_rig(**overrides)
+        switchboard.current = rig
+        made.append(rig)
+        return rig
+
+    yield make
+    switchboard.current = None
+    for rig in made:
+        rig.provider.shutdown()
