@@ -151,3 +151,15 @@ def test_without_content_capture_the_loop_is_not_caught(make_env: Any) -> None:
     env.assert_nothing_lost()
     tools = env.of_kind(Kind.TOOL)
     assert len(tools) == 12 and not any("gen_ai.tool.call.arguments" in (s.attributes or {}) for s in tools)
+
+
+def test_identical_parallel_calls_are_not_caught(make_env: Any) -> None:
+    """Three identical calls per model turn: ADK adds an ``execute_tool (merged)`` span, with no arguments, around
+    each turn's calls; an unknown call counts as a change, so the repeats never add up (a known "no")."""
+    env = make_env("SPAN_ONLY")
+    model = scripted(lambda n: [("search", {"query": "weather in Paris"})] * 3 if n < 24 else "Sunny.")
+    run_async(weather_runner(env, model))
+    assert len(env.tool_bodies) == 24 and model.calls == 9
+    assert "execute_tool (merged)" in {s.name for s in env.spans()}
+    env.assert_quiet()
+    env.assert_nothing_lost()
