@@ -15,7 +15,8 @@ def print_trip_marks(exporter: Any, kind_key: str = "openinference.span.kind") -
     for span in marked:
         attributes = span.attributes or {}
         blocked = " (blocked: never ran)" if attributes.get("spanbreaker.blocked") else ""
-        print(f"  {attributes.get(kind_key)} {span.name}{blocked}")
+        kind = attributes.get(kind_key)  # None on a span that carries nothing (a blocked ADK span: known by name)
+        print(f"  {f'{kind} ' if kind else ''}{span.name}{blocked}")
 
 
 def print_trip(trip: spanbreaker.Tripped, exporter: Any, calls: str, kind_key: str = "openinference.span.kind") -> None:
