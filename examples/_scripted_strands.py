@@ -1,9 +1,7 @@
-"""A scripted Strands ``Model``, standing in for the LLM in the Strands example.
+"""A Strands ``Model`` driven by a script: the only stub in the Strands example and its tests.
 
-A subclass of Strands' own ``Model`` that streams what Strands' Bedrock model streams (``messageStart``, a
-``toolUse`` content block, ``messageStop``, ``metadata`` with the usage), so everything after the model is Strands'
-own. The script is a function of how many tool results the conversation holds, returning the tool calls or the
-text of the next reply.
+It streams what Strands' Bedrock model streams (``messageStart``, ``contentBlockStart`` with a ``toolUse``,
+``contentBlockDelta``, ``messageStop``, ``metadata`` with the usage), so everything after the model is Strands' own.
 """
 
 from __future__ import annotations
@@ -18,7 +16,13 @@ Reply = list[tuple[str, dict[str, Any]]] | str
 """Tool calls ``[(name, arguments), ...]`` or a final text."""
 
 
-class ScriptedModel(Model):
+def tool_results(messages: Any) -> int:
+    return sum(1 for m in messages for c in m.get("content", []) if "toolResult" in c)
+
+
+class Scripted(Model):
+    """``script(tool results so far) -> reply``, counted; usage grows with the conversation."""
+
     def __init__(self, script: Callable[[int], Reply], model_id: str = "scripted-model") -> None:
         self.script = script
         self.config: dict[str, Any] = {"model_id": model_id}
@@ -38,8 +42,8 @@ class ScriptedModel(Model):
     async def stream(self, messages: Any, tool_specs: Any = None, system_prompt: Any = None,
                      **kwargs: Any) -> AsyncGenerator[Any, None]:
         self.calls += 1
-        results = sum(1 for m in messages for c in m.get("content", []) if "toolResult" in c)
-        reply = self.script(results)
+        n = tool_results(messages)
+        reply = self.script(n)
         yield {"messageStart": {"role": "assistant"}}
         if isinstance(reply, str):
             yield {"contentBlockStart": {"start": {}}}
@@ -53,5 +57,5 @@ class ScriptedModel(Model):
                 yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(arguments)}}}}
                 yield {"contentBlockStop": {}}
             yield {"messageStop": {"stopReason": "tool_use"}}
-        usage = {"inputTokens": 800 + 40 * self.calls, "outputTokens": 25, "totalTokens": 825 + 40 * self.calls}
+        usage = {"inputTokens": 100 + 10 * n, "outputTokens": 20, "totalTokens": 120 + 10 * n}
         yield {"metadata": {"usage": usage, "metrics": {"latencyMs": 5}}}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 
 from _report import print_trip
-from _scripted_agent_framework import ScriptedChatClient
+from _scripted_agent_framework import Scripted
 from agent_framework import Agent, tool
 from agent_framework.observability import enable_instrumentation
 from opentelemetry import trace
@@ -43,8 +43,8 @@ async def main() -> None:
     spanbreaker.instrument(tracer_provider=provider)
     enable_instrumentation(enable_sensitive_data=True)  # tool arguments and results on the execute_tool spans
 
-    client = ScriptedChatClient(lambda results: [("web_search", {"query": "acme 2026 revenue guidance"})],  # stuck
-                                model="stuck-model")
+    client = Scripted(lambda results: [("web_search", {"query": "acme 2026 revenue guidance"})],  # stuck
+                      model="stuck-model")
     agent = Agent(client=client, name="analyst", instructions="Answer from the web.", tools=[web_search])
 
     print(f"Asking an Agent Framework agent for Acme's guidance (iteration limit {ITERATION_LIMIT}) ...")

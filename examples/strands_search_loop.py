@@ -7,7 +7,7 @@ OpenTelemetry GenAI spans. Offline: the model is a scripted Strands ``Model``.
 from __future__ import annotations
 
 from _report import print_trip
-from _scripted_strands import ScriptedModel
+from _scripted_strands import Scripted
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -36,8 +36,8 @@ def main() -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     spanbreaker.instrument(tracer_provider=provider, frameworks=["strands"])  # Strands' spans, here
 
-    model = ScriptedModel(lambda results: [("web_search", {"query": "acme 2026 revenue guidance"})],  # stuck
-                          model_id="stuck-model")
+    model = Scripted(lambda results: [("web_search", {"query": "acme 2026 revenue guidance"})],  # stuck
+                     model_id="stuck-model")
     agent = Agent(model=model, tools=[web_search], name="analyst", callback_handler=None)
 
     print(f"Asking a Strands agent for Acme's guidance (turn limit {TURN_LIMIT}) ...")
