@@ -153,13 +153,17 @@ def test_without_content_capture_the_loop_is_not_caught(make_env: Any) -> None:
     assert len(tools) == 12 and not any("gen_ai.tool.call.arguments" in (s.attributes or {}) for s in tools)
 
 
-def test_identical_parallel_calls_are_not_caught(make_env: Any) -> None:
-    """Three identical calls per model turn: ADK adds an ``execute_tool (merged)`` span, with no arguments, around
-    each turn's calls; an unknown call counts as a change, so the repeats never add up (a known "no")."""
+def test_identical_parallel_calls_trip(make_env: Any) -> None:
+    """Three identical calls per model turn: ADK follows each turn's calls with an ``execute_tool (merged)`` span
+    without arguments, which is no call (``conventions.frameworks.NOT_CALLS``): repeats count once per model turn,
+    and the fifth turn's calls after the first are vetoed (before, the merged span counted as a change after every
+    turn, and 24 identical calls ran unseen)."""
     env = make_env("SPAN_ONLY")
     model = scripted(lambda n: [("search", {"query": "weather in Paris"})] * 3 if n < 24 else "Sunny.")
-    run_async(weather_runner(env, model))
-    assert len(env.tool_bodies) == 24 and model.calls == 9
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run_async(weather_runner(env, model))
+    assert caught.value.detector == "tool_repeat"
+    assert len(env.tool_bodies) == 13 and model.calls == 5  # four turns of three, then the fifth turn's first
+    assert [s.name for s in env.blocked()] == ["execute_tool search", "execute_tool search"]
     assert "execute_tool (merged)" in {s.name for s in env.spans()}
-    env.assert_quiet()
     env.assert_nothing_lost()

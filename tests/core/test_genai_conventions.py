@@ -208,3 +208,23 @@ def test_other_spans_are_not_model_calls_by_name(name: str) -> None:
             with tracer.start_as_current_span(name):
                 pass
     assert processor.stats.trips == 0
+
+
+@pytest.mark.parametrize("merged_kind_at_start", [False, True], ids=["as-adk-starts-it", "as-recorded"])
+def test_adk_merged_span_is_no_call(merged_kind_at_start: bool) -> None:
+    """Google ADK follows a turn's parallel tool calls with an ``execute_tool (merged)`` span without arguments. It
+    is no call: identical parallel calls turn after turn add up to a trip (before: the merged span was an unknown
+    tool call, a change after every turn, and 24 identical calls ran unseen), also where the span carries
+    ``gen_ai.operation.name`` from its start (a recorded trace replayed)."""
+    tracer, _processor, _ = rig()
+    turns = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        for _ in range(8):
+            with tracer.start_as_current_span("generate_content gemini-2.5-flash"):
+                turns += 1
+            for _ in range(3):
+                tool(tracer, "weather in Paris", "sunny, 20C", late=True)
+            merged = {"gen_ai.operation.name": "execute_tool"} if merged_kind_at_start else {}
+            with tracer.start_as_current_span("execute_tool (merged)", attributes=merged) as span:
+                span.set_attribute("gen_ai.operation.name", "execute_tool")
+    assert caught.value.detector == "tool_repeat" and turns == 5

@@ -19,7 +19,9 @@ CONVENTIONS: tuple[Convention, ...] = (openinference, genai, frameworks)
 
 
 def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
-    """The span's kind from its attributes, else from its name."""
+    """The span's kind from its attributes, else from its name (a name that stands for no call, first)."""
+    if type(name) is str and name in frameworks.NOT_CALLS:
+        return Kind.OTHER
     for convention in CONVENTIONS:
         kind = convention.kind(name, attributes)
         if kind is not None:

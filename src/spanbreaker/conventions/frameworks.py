@@ -10,6 +10,7 @@ spans (see ``reference/`` in the shared material), not written down anywhere:
 * Agno marks the history it re-sends (``"from_history": true``); the Agno adapter marks failed validations.
 * pydantic-ai's deprecated span formats keep tool arguments and results under ``tool_arguments`` /
   ``tool_response``, and its agent span the run's output under ``final_result``.
+* Google ADK names a span ``execute_tool (merged)`` that is no tool call; Strands Agents redacts as ``[REDACTED]``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,12 @@ LLM_NAME_SUFFIXES = (".invoke", ".ainvoke", ".invoke_stream", ".ainvoke_stream",
                      ".create", ".acreate")
 AGENT_NAME_SUFFIXES = (".run", ".arun")
 STEP_PREFIX = "Step "
+NOT_CALLS = frozenset({"execute_tool (merged)"})
+"""Span names that read as a call by the GenAI conventions' naming but stand for none: Google ADK's ``execute_tool
+(merged)`` follows a model turn's parallel tool calls and merges their responses, with no arguments of its own. As a
+tool call it was unknown, so it counted as a change after every parallel turn and identical parallel calls never
+added up. Decided before any attribute is read (:func:`spanbreaker.conventions.classify`): the span carries
+``gen_ai.operation.name = execute_tool`` by the time it ends, so a recorded trace would read it as a call."""
 
 WRAPPER_ERRORS = frozenset(
     {"AgentExecutionError", "AgentToolExecutionError", "AgentToolCallError", "AgentGenerationError",
