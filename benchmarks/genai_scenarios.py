@@ -1,13 +1,13 @@
-"""OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios: how early the breaker
-stops a loop, and that look-alikes stay quiet.
+"""OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios, and a plain loop around
+the OpenAI client: how early the breaker stops a loop, and that look-alikes stay quiet.
 
 Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
 Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter; Agent Framework's stock
 GenAI spans) driven by a scripted model, run twice on a fresh SDK provider: once enforcing (the run stops at the
 trip) and once in observe mode, where nothing is stopped and the framework's own limit ends the run (``max_turns``
 / ``request_limit`` / Strands' ``limits={"turns": ...}`` = LIMIT; Agent Framework's own 40 function-calling
-rounds). "Calls" are model calls plus tool executions actually made, counted from the exported spans (a blocked
-span's call never ran).
+rounds; the plain loop's own 30 turns). "Calls" are model calls plus tool executions actually made, counted from
+the exported spans (a blocked span's call never ran; the plain loop's tools, which leave no span, as it ran them).
 
     python benchmarks/genai_scenarios.py
 """
@@ -105,6 +105,36 @@ def _maf_run(script: Any) -> Callable[[Rig], None]:
     return run
 
 
+def _openai_rig(**config: Any) -> Rig:
+    """A plain loop around the OpenAI client (no framework), traced by OpenInference's OpenAI instrumentor."""
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+
+    rig = make_rig(**config)
+    OpenAIInstrumentor().instrument(tracer_provider=rig.provider)
+    return rig
+
+
+def _openai_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
+    """The same search forever (``queries`` None), or each query once and then an answer; every result the same."""
+    from tests.openai_client.loop import run_loop
+    from tests.openai_client.scripted import ScriptedModel, tool_results
+
+    def script(messages: list[dict[str, Any]]) -> Any:
+        done = tool_results(messages)
+        if queries is None:
+            return [("search", {"query": "acme 2026 guidance"})]
+        return "done" if done >= len(queries) else [("search", {"query": queries[done]})]
+
+    def run(rig: Rig) -> None:
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        try:
+            run_loop(rig, ScriptedModel(script), lambda arguments, n: "Central European Time (UTC+1)")
+        finally:
+            OpenAIInstrumentor().uninstrument()
+    return run
+
+
 def _oa_run(script: Any, handoff: bool = False, answer: Any = None) -> Callable[[Rig], None]:
     def run(rig: Rig) -> None:
         from agents import Agent, Runner
@@ -168,6 +198,8 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("Agent Framework, sensitive data on: same search", _maf_rig, _maf_run(_loop_pai), {}),
     ("Agent Framework, sensitive data on: 6 queries, one answer (wide)", _maf_rig, _maf_run(_queries_pai(WIDE)), {}),
     ("Agent Framework, sensitive data off: same search", _maf_rig, _maf_run(_loop_pai), {"sensitive": False}),
+    ("plain OpenAI loop (no framework): same search, same answer", _openai_rig, _openai_run(), {}),
+    ("plain OpenAI loop (no framework): 6 queries, one answer (wide)", _openai_rig, _openai_run(WIDE), {}),
 ]
 
 
@@ -186,7 +218,9 @@ def measure(make: Callable[..., Rig], run: Callable[[Rig], None], **config: Any)
         rig.provider.shutdown()
     if detector == "-":
         detector = next((str((s.attributes or {}).get("spanbreaker.detector")) for s in rig.tripped()), "-")
-    return detector, len(rig.ran(Kind.LLM)), len(rig.ran(Kind.TOOL))
+    # A plain loop's tools leave no span: its application counts what it ran (rig.tool_bodies), as the scripted
+    # tools of the framework scenarios do too.
+    return detector, len(rig.ran(Kind.LLM)), max(len(rig.ran(Kind.TOOL)), len(rig.tool_bodies))
 
 
 def main() -> None:

@@ -30,7 +30,7 @@ from opentelemetry.trace import Status, StatusCode
 
 from .breaker import Admission, BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig
-from .conventions import classify
+from .conventions import classify, prompt_calls
 from .conventions import openinference as _oi
 from .conventions.read import (
     agent_start,
@@ -109,6 +109,9 @@ _WARN, _STEER, _TRIP, _BLOCK = Action.WARN, Action.STEER, Action.TRIP, Action.BL
 _STEERED, _PENDING = "spanbreaker.steered", "spanbreaker.steer_pending"
 """Keys in an agent scope's slots: the detectors whose steer this agent already had (their next finding trips);
 the steer an end hook found, waiting for the agent's next call of that tool."""
+_PROMPT_TURN = "spanbreaker.prompt_turn"
+"""Key in an agent scope's slots: the last prompt turn whose tool calls were read (:meth:`_calls_in_prompt`)."""
+_NO_ARGUMENTS: Mapping[str, Any] = {}
 _weakref = weakref.ref
 
 
@@ -357,12 +360,24 @@ class BreakerEngine:
                         if pending is not None:
                             return pending
                 elif kind is _LLM:
-                    trace.totals.model_calls += 1
+                    totals = trace.totals
+                    warned: Verdict | None = None
+                    if totals.tool_calls == trace.calls_from_prompts:  # no tool span yet: its prompt may show calls
+                        warned = self._calls_in_prompt(trace, scope, entry, attributes, now, True)
+                        if warned is not None and warned.action is not _WARN:
+                            return warned
+                    totals.model_calls += 1
                     tools = scope.tools
                     first = self._count_history and not tools.model_seen  # the call session_bloat judges
                     tools.model_turn()  # repeats count once per model turn (progress.py)
                     signal = entry.signal = model_start(name, attributes, self._cap, first)
                     signal.first_in_scope = first
+                    if warned is not None:
+                        verdict = self._detect(trace, scope, entry, signal, self._model_start_hooks, now, True)
+                        if verdict is None:
+                            return warned
+                        verdict.warnings = (warned, *verdict.warnings)
+                        return verdict
                     hooks = self._model_start_hooks
                 else:
                     hooks = self._agent_start_hooks
@@ -441,6 +456,16 @@ class BreakerEngine:
                     totals.cost_usd += spent
                     if self.shared is not None:
                         self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
+                    if signal.input_at_end and totals.tool_calls == trace.calls_from_prompts:  # util-genai's shape
+                        found = self._calls_in_prompt(trace, scope, entry, attributes, now, False)
+                        if found is not None:
+                            if found.action is not _WARN:
+                                return found
+                            verdict = self._detect(trace, scope, entry, signal, self._model_end_hooks, now, False)
+                            if verdict is None:
+                                return found
+                            verdict.warnings = (found, *verdict.warnings)
+                            return verdict
                     hooks = self._model_end_hooks
                 elif kind is _CHAIN:
                     signal = _CLEAN_STEP if error is None else StepEnd(error)  # no object per clean step
@@ -545,6 +570,68 @@ class BreakerEngine:
             if self.traces.get(trace.trace_id) is trace:
                 del self.traces[trace.trace_id]
 
+    def _calls_in_prompt(self, trace: TraceState, scope: Any, model: OpenSpan, attributes: Mapping[str, Any],
+                         now: float | None, start: bool) -> Verdict | None:
+        """The tool calls a model call's prompt shows ran since the agent's previous model call, in a trace that
+        recorded no tool span (an agent written as a loop around a model client; :mod:`.conventions.prompt_calls`).
+
+        Each is fed to the tool detectors as a call whose arguments and result arrived together, like a tool span
+        keyed at its end: recorded in the agent's history, then judged by the end hooks. A finding is this model
+        call's: it is the call that would act on the repeated result, so it is the one vetoed (enforce) and
+        marked; the evidence says the calls were read from the prompt. A retried model call re-sends the same
+        prompt: its last turn is read once. Where the prompt reaches the span only when the call ends
+        (``start`` False: OpenTelemetry's util-genai sets messages at the end), a trip opens the breaker then and
+        the next call is the one vetoed.
+        """
+        text = prompt_calls.prompt_text(attributes)
+        if text is None:
+            return None
+        turn = prompt_calls.last_turn(text)
+        if turn is None:
+            return None
+        position, calls = turn
+        seen = (position, tuple(call.call_id for call in calls))
+        if scope.slots.get(_PROMPT_TURN) == seen:
+            return None
+        scope.slots[_PROMPT_TURN] = seen
+        found: Verdict | None = None
+        start_hooks, end_hooks = self._tool_start_hooks, self._tool_end_hooks
+        kept = model.attributes
+        try:
+            for call in calls:
+                trace.totals.tool_calls += 1
+                trace.calls_from_prompts += 1
+                if self.shared is not None:
+                    self.guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
+                signal = tool_start(call.name, _NO_ARGUMENTS, self._volatile_keys, self._cap)  # keyed at its end
+                model.attributes = ended = {_oi.TOOL_NAME: call.name, _oi.INPUT: call.arguments,
+                                            _oi.OUTPUT: call.result}
+                found = self._prompt_hooks(trace, scope, model, signal, start_hooks, now, start, found)
+                if found is not None and found.action is not _WARN:
+                    return found
+                fill_tool_result(signal, ended, call.error, self._cap, self._format_types, self._volatile_keys)
+                scope.tools.record(signal)
+                found = self._prompt_hooks(trace, scope, model, signal, end_hooks, now, start, found)
+                if found is not None and found.action is not _WARN:
+                    return found
+        finally:
+            model.attributes = kept
+        return found
+
+    def _prompt_hooks(self, trace: TraceState, scope: Any, model: OpenSpan, call: ToolCall, hooks: _Hooks,
+                      now: float | None, start: bool, found: Verdict | None) -> Verdict | None:
+        """A tool hook's detectors on a call read from ``model``'s prompt; findings reported on the model call."""
+        checks = hooks.always
+        if hooks.gated and hooks.quiet.reached(trace.totals if trace.remote is None else trace.usage()):
+            checks = [*checks, *hooks.gated]
+        for check in checks:
+            finding = check(trace, scope, model, call)
+            if finding is not None:
+                finding.evidence["calls_from_prompt"] = True
+                found = self._report(trace, model, finding, now, start, found)
+                if found is not None and found.action is not _WARN:
+                    return found
+        return found
 
     def _detect(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any, hooks: _Hooks,
                 now: float | None, start: bool) -> Verdict | None:

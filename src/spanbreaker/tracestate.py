@@ -98,8 +98,8 @@ class Totals:
 
 
 class TraceState:
-    __slots__ = ("breaker", "last_seen", "lock", "open", "remote", "root_id", "scopes", "similarity", "slots",
-                 "totals", "trace_id", "warned")
+    __slots__ = ("breaker", "calls_from_prompts", "last_seen", "lock", "open", "remote", "root_id", "scopes",
+                 "similarity", "slots", "totals", "trace_id", "warned")
 
     def __init__(self, trace_id: int, similarity: float, now: float) -> None:
         self.trace_id = trace_id
@@ -115,6 +115,9 @@ class TraceState:
         """What other processes spent on this trace (shared state); None when state is local."""
         self.warned: set[tuple[str, str]] = set()
         self.last_seen = now
+        self.calls_from_prompts = 0
+        """Tool calls read from model prompts (:mod:`~spanbreaker.conventions.prompt_calls`), counted in
+        ``totals.tool_calls`` too: while the two are equal the trace has recorded no tool span of its own."""
 
     def scope(self, agent: str) -> AgentScope:
         scope = self.scopes.get(agent)

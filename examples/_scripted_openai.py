@@ -1,0 +1,83 @@
+"""A scripted OpenAI-compatible model, standing in for the LLM in the examples and tests of plain tool loops.
+
+It answers the real ``openai`` client's HTTP requests in process (an ``httpx`` transport: no socket, no network),
+for the Chat Completions and Responses endpoints. The script is a function of the request's messages (or input
+items) returning the next reply: tool calls ``[(name, arguments), ...]`` or a final text. Each reply reports
+token usage, as a real server does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+Reply = list[tuple[str, dict[str, Any]]] | str
+Script = Callable[[list[dict[str, Any]]], Reply]
+"""(the messages or input items sent) -> the reply."""
+
+
+class ScriptedModel(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """Pass it as the client's transport: ``OpenAI(http_client=httpx.Client(transport=model), ...)``."""
+
+    def __init__(self, script: Script, model: str = "gpt-4o-mini") -> None:
+        self.script = script
+        self.model = model
+        self.calls = 0
+        self.requests: list[dict[str, Any]] = []
+        self._ids = itertools.count(1)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.read() or b"{}")
+        self.calls += 1
+        self.requests.append(body)
+        if request.url.path.endswith("/responses"):
+            return httpx.Response(200, json=self._response(body))
+        return httpx.Response(200, json=self._completion(body))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return self.handle_request(request)
+
+    def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
+        reply = self.script(list(body.get("messages") or []))
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if isinstance(reply, str):
+            message["content"], finish = reply, "stop"
+        else:
+            message["tool_calls"] = [{"id": f"call_{next(self._ids)}", "type": "function",
+                                      "function": {"name": name, "arguments": json.dumps(arguments)}}
+                                     for name, arguments in reply]
+            finish = "tool_calls"
+        return {"id": f"chatcmpl-{self.calls}", "object": "chat.completion", "created": 0, "model": self.model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 120 * self.calls, "completion_tokens": 20,
+                          "total_tokens": 120 * self.calls + 20}}
+
+    def _response(self, body: dict[str, Any]) -> dict[str, Any]:
+        items = body.get("input")
+        reply = self.script(list(items) if isinstance(items, list) else [{"role": "user", "content": items}])
+        if isinstance(reply, str):
+            output: list[dict[str, Any]] = [{
+                "type": "message", "id": f"msg_{self.calls}", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": reply, "annotations": []}]}]
+        else:
+            output = []
+            for name, arguments in reply:
+                number = next(self._ids)
+                output.append({"type": "function_call", "id": f"fc_{number}", "call_id": f"call_{number}",
+                               "name": name, "arguments": json.dumps(arguments), "status": "completed"})
+        return {"id": f"resp_{self.calls}", "object": "response", "created_at": 0, "model": self.model,
+                "status": "completed", "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
+                "tools": [], "usage": {"input_tokens": 120 * self.calls, "output_tokens": 20,
+                                       "total_tokens": 120 * self.calls + 20,
+                                       "input_tokens_details": {"cached_tokens": 0},
+                                       "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+def tool_results(messages: list[dict[str, Any]]) -> int:
+    """How many tool results the messages (Chat Completions) or input items (Responses) carry."""
+    return sum(1 for m in messages if isinstance(m, dict) and (
+        m.get("role") == "tool" or m.get("type") == "function_call_output"))

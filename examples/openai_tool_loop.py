@@ -1,0 +1,77 @@
+"""An agent written as a plain loop around the OpenAI client (no agent framework, no tool spans) asks for the same
+search again and again; spanbreaker stops it from the model call spans alone. Offline: the model is scripted.
+
+The OpenInference OpenAI instrumentor records each ``chat.completions.create`` as a model call span whose input
+is the request. The loop is in those requests: each ends with the model's previous tool calls and their results.
+
+    python examples/openai_tool_loop.py
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import openai
+from _report import print_trip
+from _scripted_openai import ScriptedModel
+from openinference.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import spanbreaker
+
+TURN_LIMIT = 30
+TOOLS = [{"type": "function", "function": {
+    "name": "web_search", "description": "Search the web.",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}]
+counts = {"web_search": 0}
+
+
+def web_search(query: str) -> str:
+    counts["web_search"] += 1
+    return "Acme Corp investor relations: guidance for 2026 will be published in March."
+
+
+def run_agent(client: openai.OpenAI, question: str) -> str:
+    """The whole agent: ask, run the tools the model asks for, send the results back, until it answers."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    for _ in range(TURN_LIMIT):
+        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+        message = reply.choices[0].message
+        if not message.tool_calls:
+            return message.content or ""
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            result = web_search(**json.loads(call.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+    return "(turn limit reached)"
+
+
+def main() -> None:
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    spanbreaker.instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider)  # the client's spans, here
+
+    model = ScriptedModel(lambda messages: [("web_search", {"query": "acme 2026 revenue guidance"})])  # stuck
+    client = openai.OpenAI(api_key="offline", base_url="http://scripted.invalid/v1",
+                           http_client=httpx.Client(transport=model))
+    tracer = provider.get_tracer("research-app")
+    print(f"Asking a hand-written OpenAI tool loop for Acme's guidance (turn limit {TURN_LIMIT}) ...")
+    try:
+        with tracer.start_as_current_span("research", attributes={"openinference.span.kind": "AGENT"}):
+            run_agent(client, "What is Acme's 2026 revenue guidance?")
+        print("The agent finished without being stopped.")
+    except spanbreaker.Tripped as trip:
+        print_trip(trip, exporter, f"model calls made: {model.calls}, web_search ran {counts['web_search']} times "
+                   f"(the turn limit alone would allow {TURN_LIMIT})")
+    finally:
+        OpenAIInstrumentor().uninstrument()
+
+
+if __name__ == "__main__":
+    main()

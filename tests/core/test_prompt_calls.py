@@ -1,0 +1,161 @@
+"""Tool calls read from a model call's prompt (conventions/prompt_calls.py), in every shape it reads, and through
+the engine on spans of a real SDK provider: the loop is stopped at the model call that would read the repeated
+result, in a trace that records no tool span; nothing is read where tool spans exist; nothing malformed raises."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+import spanbreaker
+from spanbreaker.conventions.prompt_calls import PromptCall, last_turn
+
+
+def chat(calls: list[tuple[str, str, dict[str, Any], str]], tail: list[dict[str, Any]] | None = None) -> str:
+    """An OpenAI Chat Completions request ending with one assistant turn of ``(id, name, arguments, result)``."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You search."}, {"role": "user", "content": "go"}]
+    messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}} for i, n, a, _ in calls]})
+    messages += [{"role": "tool", "tool_call_id": i, "content": r} for i, _, _, r in calls]
+    return json.dumps({"messages": messages + (tail or []), "model": "gpt-4o", "tools": [{"type": "function"}]})
+
+
+def test_openai_chat_completions() -> None:
+    found = last_turn(chat([("c1", "search", {"q": "a"}, "one"), ("c2", "open", {"url": "u"}, "two")]))
+    assert found == (2, [PromptCall("c1", "search", '{"q": "a"}', "one"), PromptCall("c2", "open", '{"url": "u"}',
+                                                                                      "two")])
+
+
+def test_a_prompt_ending_with_a_new_user_request_answers_no_call() -> None:
+    assert last_turn(chat([("c1", "search", {"q": "a"}, "one")], [{"role": "user", "content": "thanks"}])) is None
+    assert last_turn(json.dumps({"messages": [{"role": "user", "content": "tool_call_id"}]})) is None
+
+
+def test_a_call_not_answered_yet_is_left_out() -> None:
+    text = json.dumps({"messages": [
+        {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}},
+                                             {"id": "b", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "b", "content": [{"type": "text", "text": "fine"}]}]})
+    assert last_turn(text) == (0, [PromptCall("b", "g", "{}", "fine")])
+
+
+def test_anthropic_messages_with_an_error_result() -> None:
+    text = json.dumps({"model": "claude", "max_tokens": 100, "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Let me look."},
+                                          {"type": "tool_use", "id": "t1", "name": "read", "input": {"b": 1, "a": 2}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": True,
+                                      "content": [{"type": "text", "text": "No such file"}]}]}]})
+    assert last_turn(text) == (1, [PromptCall("t1", "read", '{"a": 2, "b": 1}', "No such file", "ToolError")])
+
+
+def test_genai_messages_without_ids_pair_by_position() -> None:
+    text = json.dumps([
+        {"role": "user", "parts": [{"type": "text", "content": "weather?"}]},
+        {"role": "assistant", "parts": [{"type": "tool_call", "id": None, "name": "weather", "arguments": {"c": "X"}},
+                                        {"type": "tool_call", "id": None, "name": "weather", "arguments": {"c": "Y"}}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "id": None, "response": "sunny"},
+                                   {"type": "tool_call_response", "id": None, "response": {"t": 20}}]}])
+    assert last_turn(text) == (1, [PromptCall("", "weather", '{"c": "X"}', "sunny"),
+                                   PromptCall("", "weather", '{"c": "Y"}', '{"t": 20}')])
+
+
+def test_openai_responses_input_items() -> None:
+    text = json.dumps({"model": "gpt-4o", "input": [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": '{"x": 1}'},
+        {"type": "function_call_output", "call_id": "a", "output": "r"}]})
+    assert last_turn(text) == (1, [PromptCall("a", "f", '{"x": 1}', "r")])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(), st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(
+        ["tool", "assistant", "user", "tool_call_id", "tool_result", "function_call", "tool_call_response"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
+        ["role", "content", "tool_calls", "tool_call_id", "function", "name", "arguments", "id", "type", "parts",
+         "messages", "input", "tool_use_id", "call_id", "output", "is_error", "response"]), inner, max_size=5),
+    max_leaves=30).map(json.dumps)))
+def test_anything_reads_as_a_turn_or_nothing_and_never_raises(text: str) -> None:
+    found = last_turn(text + ' "tool_call_id"' if not text.startswith(("{", "[")) else text)
+    assert found is None or (isinstance(found[0], int) and all(isinstance(c, PromptCall) for c in found[1]))
+
+
+# ------------------------------------------------------------------------------------------ through the engine
+def rig() -> tuple[Any, InMemorySpanExporter, spanbreaker.BreakerSpanProcessor]:
+    provider = TracerProvider()
+    processor = spanbreaker.BreakerSpanProcessor()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(processor)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider.get_tracer("app"), exporter, processor
+
+
+def genai_loop(turns: int, *, tool_spans: bool = False) -> int:
+    """A GenAI-shaped loop: each ``chat`` span's ``gen_ai.input.messages`` ends with the last turn's call and its
+    (unchanging) result. Returns the model calls that ran."""
+    tracer, _, _ = rig()
+    history: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": "weather in X?"}]}]
+    ran = 0
+    with tracer.start_as_current_span("invoke_agent helper", attributes={"gen_ai.operation.name": "invoke_agent"}):
+        for turn in range(turns):
+            with tracer.start_as_current_span("chat m", attributes={"gen_ai.operation.name": "chat",
+                                                                    "gen_ai.input.messages": json.dumps(history)}):
+                ran += 1
+            call = {"type": "tool_call", "id": f"call_{turn}", "name": "weather", "arguments": {"city": "X"}}
+            history.append({"role": "assistant", "parts": [call]})
+            if tool_spans:
+                with tracer.start_as_current_span("execute_tool weather", attributes={
+                        "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather",
+                        "gen_ai.tool.call.arguments": '{"city": "X"}'}) as span:
+                    span.set_attribute("gen_ai.tool.call.result", "sunny")
+            history.append({"role": "tool", "parts": [{"type": "tool_call_response", "id": f"call_{turn}",
+                                                       "response": "sunny"}]})
+    return ran
+
+
+def test_a_genai_prompt_loop_is_stopped_at_the_sixth_model_call() -> None:
+    try:
+        genai_loop(20)
+    except spanbreaker.Tripped as trip:
+        assert trip.detector == "tool_repeat" and trip.evidence["calls_from_prompt"] is True
+    else:
+        raise AssertionError("the loop ran to its end")
+
+
+def test_prompts_are_not_read_where_tool_spans_exist() -> None:
+    """With the tool spans recorded, the same prompts are not read again: four identical calls stay four (read
+    twice, they would be seven)."""
+    assert genai_loop(4, tool_spans=True) == 4
+
+
+def test_a_prompt_recorded_only_at_the_end_trips_there_and_vetoes_the_next_call() -> None:
+    """OpenTelemetry's util-genai (the openai-v2 instrumentor) sets ``gen_ai.input.messages`` when the call ends: the
+    fifth identical call is seen at the end of the sixth model call, and the seventh is vetoed."""
+    tracer, exporter, _ = rig()
+    history: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": "weather in X?"}]}]
+    ran = 0
+    try:
+        with tracer.start_as_current_span("run"):
+            for turn in range(20):
+                with tracer.start_as_current_span("chat m", attributes={"gen_ai.operation.name": "chat"}) as span:
+                    ran += 1
+                    span.set_attribute("gen_ai.input.messages", json.dumps(history))
+                    span.set_attribute("gen_ai.usage.input_tokens", 100)
+                history.append({"role": "assistant", "parts": [
+                    {"type": "tool_call", "id": f"c{turn}", "name": "weather", "arguments": {"city": "X"}}]})
+                history.append({"role": "tool", "parts": [
+                    {"type": "tool_call_response", "id": f"c{turn}", "response": "sunny"}]})
+    except spanbreaker.Tripped as trip:
+        assert trip.detector == "tool_repeat" and trip.evidence["calls_from_prompt"] is True
+    else:
+        raise AssertionError("the loop ran to its end")
+    assert ran == 6, "the sixth call's prompt showed the fifth identical call; the seventh was vetoed"
+    marked = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("spanbreaker.tripped")]
+    assert {s.name for s in marked} == {"chat m", "run"}

@@ -1,0 +1,169 @@
+"""A plain tool loop around the real OpenAI client, traced by the real OpenInference OpenAI instrumentor: model call
+spans only, no tool spans. The breaker reads each prompt's last turn (the model's tool calls and their results) and
+stops a loop there, vetoing the model call that would read the repeated result. Healthy look-alikes stay quiet.
+The model is the only stub (an in-process HTTP transport)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from openinference.instrumentation.openai import OpenAIInstrumentor
+
+import spanbreaker
+from spanbreaker.signals import Kind
+
+from ..genai_rig import Rig, make_rig
+from .loop import TOOLS, TURNS, client_for, run_loop
+from .scripted import Reply, ScriptedModel, tool_results
+
+
+@pytest.fixture
+def rig() -> Iterator[Rig]:
+    made = make_rig()
+    OpenAIInstrumentor().instrument(tracer_provider=made.provider)
+    yield made
+    OpenAIInstrumentor().uninstrument()
+    made.provider.shutdown()
+
+
+def stuck(_messages: list[dict[str, Any]]) -> Reply:
+    return [("search", {"query": "acme 2026 guidance"})]
+
+
+def until(calls: int) -> Callable[[list[dict[str, Any]]], Reply]:
+    """The stuck model, until ``calls`` tool results came back; then it answers."""
+    return lambda messages: "done" if tool_results(messages) >= calls else stuck(messages)
+
+
+def same_page(_arguments: dict[str, Any], _n: int) -> str:
+    return "Acme: guidance will be published in March."
+
+
+def test_a_repeated_call_with_the_same_result_is_stopped_at_the_next_model_call(rig: Rig) -> None:
+    model = ScriptedModel(stuck)
+    with pytest.raises(spanbreaker.Tripped) as raised:
+        run_loop(rig, model, same_page)
+    trip = raised.value
+    assert trip.detector == "tool_repeat"
+    assert trip.evidence["calls_from_prompt"] is True and trip.evidence["identical_calls"] == 5
+    assert model.calls == 5, "five model calls ran; the sixth, which would read the fifth identical result, did not"
+    llm = rig.of_kind(Kind.LLM)
+    assert len(llm) == 6 and len(rig.ran(Kind.LLM)) == 5
+    blocked = [s for s in llm if (s.attributes or {}).get("spanbreaker.blocked")]
+    assert len(blocked) == 1 and blocked[0].attributes["spanbreaker.detector"] == "tool_repeat"  # type: ignore[index]
+    root = [s for s in rig.spans() if s.name == "research"]
+    assert root and root[0].attributes["spanbreaker.tripped"] is True  # type: ignore[index]
+    assert all(count == 1 for count in rig.ledger.ended.values()) and len(rig.ledger.ended) == 7
+
+
+def test_the_async_client_is_stopped_the_same_way(rig: Rig) -> None:
+    model = ScriptedModel(stuck)
+    client = openai.AsyncOpenAI(api_key="offline", base_url="http://scripted.invalid/v1",
+                                http_client=httpx.AsyncClient(transport=model))
+
+    async def agent() -> None:
+        messages: list[Any] = [{"role": "user", "content": "find it"}]
+        with rig.provider.get_tracer("app").start_as_current_span("research"):
+            for _ in range(TURNS):
+                reply = await client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+                message = reply.choices[0].message
+                messages.append(message.model_dump(exclude_none=True))
+                for call in message.tool_calls or []:
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": "same page"})
+
+    with pytest.raises(spanbreaker.Tripped) as raised:
+        asyncio.run(agent())
+    assert raised.value.detector == "tool_repeat" and model.calls == 5
+
+
+def test_the_responses_api_is_read_the_same_way(rig: Rig) -> None:
+    model = ScriptedModel(stuck)
+    client = client_for(model)
+    items: list[Any] = [{"role": "user", "content": "find it"}]
+    with pytest.raises(spanbreaker.Tripped) as raised, rig.provider.get_tracer("app").start_as_current_span("run"):
+        for _ in range(TURNS):
+            response = client.responses.create(model="gpt-4o-mini", input=items, tools=[  # type: ignore[arg-type]
+                {"type": "function", "name": "search", "parameters": {"type": "object", "properties": {}}}])
+            for item in response.output:
+                if item.type == "function_call":
+                    items.append({"type": "function_call", "call_id": item.call_id, "name": item.name,
+                                  "arguments": item.arguments})
+                    items.append({"type": "function_call_output", "call_id": item.call_id, "output": "same page"})
+    assert raised.value.detector == "tool_repeat" and model.calls == 5
+
+
+HEADLINES = ["Acme opens a plant in Ohio", "Regulators approve the Beta merger", "Gamma recalls its scooters",
+             "Delta pilots reach a deal", "Epsilon shares fall on weak sales", "Zeta hires a new chief executive",
+             "Eta wins the rail contract", "Theta settles the patent suit", "Iota cuts its dividend",
+             "Kappa launches a cheaper phone", "Lambda delays the satellite", "Mu buys a robotics startup"]
+
+
+def test_the_same_call_with_new_results_is_quiet(rig: Rig) -> None:
+    """The same query, answered with new news each time (a feed the agent reads until it has enough)."""
+    model = ScriptedModel(until(12))
+    ran = run_loop(rig, model, lambda arguments, n: f"Latest: {HEADLINES[n - 1]}.")
+    assert ran == 12 and not rig.tripped()
+
+
+def test_polling_an_allowlisted_tool_is_quiet() -> None:
+    """A poller on the allowlist (``allowlist``): the same call and the same answer, expected."""
+    made = make_rig(allowlist=frozenset({"search"}))
+    OpenAIInstrumentor().instrument(tracer_provider=made.provider)
+    try:
+        model = ScriptedModel(until(12))
+        assert run_loop(made, model, lambda arguments, n: "job 42: running") == 12 and not made.tripped()
+    finally:
+        OpenAIInstrumentor().uninstrument()
+        made.provider.shutdown()
+
+
+def test_pagination_is_quiet(rig: Rig) -> None:
+    def pages(messages: list[dict[str, Any]]) -> Reply:
+        page = sum(1 for m in messages if m.get("role") == "tool") + 1
+        return "read them all" if page > 12 else [("search", {"query": "acme filings", "page": page})]
+
+    assert run_loop(rig, ScriptedModel(pages), same_page) == 12 and not rig.tripped()
+
+
+def test_a_retried_request_counts_its_turn_once(rig: Rig) -> None:
+    """Each request sent twice: the prompt's last turn is the same one, read once (else four loops read as eight)."""
+    model = ScriptedModel(until(4))
+    assert run_loop(rig, model, same_page, retry_each_call=True) == 4 and not rig.tripped()
+    assert model.calls == 10
+
+
+def test_identical_calls_in_one_turn_count_once(rig: Rig) -> None:
+    """Three identical calls a turn (the model's parallel calls): one decision per turn, so the fifth turn trips."""
+    model = ScriptedModel(lambda messages: stuck(messages) * 3)
+    with pytest.raises(spanbreaker.Tripped):
+        run_loop(rig, model, same_page)
+    assert model.calls == 5
+
+
+def test_tool_spans_of_the_application_are_not_counted_twice(rig: Rig) -> None:
+    """An application that traces its own tool calls: the breaker reads those spans, not the prompts (four identical
+    calls stay under the limit whichever way they were counted once)."""
+    tracer = rig.provider.get_tracer("app")
+
+    def traced(arguments: dict[str, Any], n: int) -> str:
+        start = {"openinference.span.kind": "TOOL", "tool.name": "search", "input.value": json.dumps(arguments)}
+        with tracer.start_as_current_span("search", attributes=start) as span:
+            span.set_attribute("output.value", "same page")
+        return "same page"
+
+    model = ScriptedModel(until(4))
+    assert run_loop(rig, model, traced) == 4 and not rig.tripped()
+    assert rig.processor.engine.stats.trips == 0
+
+
+def test_without_one_trace_around_the_loop_each_call_is_its_own_trace(rig: Rig) -> None:
+    """The limit of reading prompts: a loop with no span around it makes one trace per model call, and the breaker
+    judges per trace (README: wrap the run in a span). Pinned so the README's advice stays true."""
+    model = ScriptedModel(until(8))
+    assert run_loop(rig, model, same_page, wrap=False) == 8 and not rig.tripped()
