@@ -1,9 +1,9 @@
-"""A scripted OpenAI-compatible model, standing in for the LLM in the examples and tests of plain tool loops.
+"""A scripted model, standing in for the LLM in the examples and tests of plain tool loops.
 
-It answers the real ``openai`` client's HTTP requests in process (an ``httpx`` transport: no socket, no network),
-for the Chat Completions and Responses endpoints. The script is a function of the request's messages (or input
-items) returning the next reply: tool calls ``[(name, arguments), ...]`` or a final text. Each reply reports
-token usage, as a real server does.
+It answers the real ``openai`` and ``anthropic`` clients' HTTP requests in process (an ``httpx`` or ``httpx2``
+transport: no socket, no network): OpenAI's Chat Completions and Responses endpoints, Anthropic's Messages. The
+script is a function of the request's messages (or input items) returning the next reply: tool calls
+``[(name, arguments), ...]`` or a final text. Each reply reports token usage, as a real server does.
 """
 
 from __future__ import annotations
@@ -31,12 +31,25 @@ class ScriptedModel(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self._ids = itertools.count(1)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.read() or b"{}")
+        return httpx.Response(200, json=self.respond(request.url.path, request.read()))
+
+    def httpx2_transport(self) -> Any:
+        """The same model for a client built on ``httpx2`` (the ``anthropic`` SDK's HTTP library since 2.x)."""
+        import httpx2
+
+        return httpx2.MockTransport(lambda request: httpx2.Response(200, json=self.respond(request.url.path,
+                                                                                           request.read())))
+
+    def respond(self, path: str, content: bytes) -> dict[str, Any]:
+        """The reply body to one request, by endpoint."""
+        body = json.loads(content or b"{}")
         self.calls += 1
         self.requests.append(body)
-        if request.url.path.endswith("/responses"):
-            return httpx.Response(200, json=self._response(body))
-        return httpx.Response(200, json=self._completion(body))
+        if path.endswith("/responses"):
+            return self._response(body)
+        if path.endswith("/messages"):
+            return self._message(body)
+        return self._completion(body)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         return self.handle_request(request)
@@ -77,7 +90,27 @@ class ScriptedModel(httpx.BaseTransport, httpx.AsyncBaseTransport):
                                        "output_tokens_details": {"reasoning_tokens": 0}}}
 
 
+    def _message(self, body: dict[str, Any]) -> dict[str, Any]:
+        reply = self.script(list(body.get("messages") or []))
+        if isinstance(reply, str):
+            content: list[dict[str, Any]] = [{"type": "text", "text": reply}]
+        else:
+            content = [{"type": "tool_use", "id": f"toolu_{next(self._ids)}", "name": name, "input": arguments}
+                       for name, arguments in reply]
+        return {"id": f"msg_{self.calls}", "type": "message", "role": "assistant", "model": self.model,
+                "content": content, "stop_reason": "end_turn" if isinstance(reply, str) else "tool_use",
+                "stop_sequence": None, "usage": {"input_tokens": 120 * self.calls, "output_tokens": 20}}
+
+
 def tool_results(messages: list[dict[str, Any]]) -> int:
-    """How many tool results the messages (Chat Completions) or input items (Responses) carry."""
-    return sum(1 for m in messages if isinstance(m, dict) and (
-        m.get("role") == "tool" or m.get("type") == "function_call_output"))
+    """How many tool results the messages (Chat Completions, Anthropic Messages) or input items (Responses) carry."""
+    count = 0
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        content = m.get("content")
+        if m.get("role") == "tool" or m.get("type") == "function_call_output":
+            count += 1
+        elif m.get("role") == "user" and isinstance(content, list):
+            count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
+    return count

@@ -39,12 +39,14 @@ APPS = {
     "strands": Path(__file__).resolve().parent / "apps" / "strands_app.py",
     "agent-framework": Path(__file__).resolve().parent / "apps" / "agent_framework_app.py",
     "openai": Path(__file__).resolve().parent / "apps" / "openai_app.py",
+    "anthropic": Path(__file__).resolve().parent / "apps" / "anthropic_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
             "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
-            "strands": "tool_repeat", "agent-framework": "tool_repeat", "openai": "tool_repeat"}
+            "strands": "tool_repeat", "agent-framework": "tool_repeat", "openai": "tool_repeat",
+            "anthropic": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
-             "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20}
+             "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""

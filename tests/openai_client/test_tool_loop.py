@@ -167,3 +167,34 @@ def test_without_one_trace_around_the_loop_each_call_is_its_own_trace(rig: Rig) 
     judges per trace (README: wrap the run in a span). Pinned so the README's advice stays true."""
     model = ScriptedModel(until(8))
     assert run_loop(rig, model, same_page, wrap=False) == 8 and not rig.tripped()
+
+
+def test_an_anthropic_loop_is_read_the_same_way() -> None:
+    """The real Anthropic client under OpenInference's Anthropic instrumentor: its request (``input.value``) ends with
+    the ``tool_use`` blocks and the ``tool_result`` blocks that answer them."""
+    import anthropic
+    from openinference.instrumentation.anthropic import AnthropicInstrumentor
+
+    made = make_rig()
+    AnthropicInstrumentor().instrument(tracer_provider=made.provider)
+    model = ScriptedModel(stuck, model="claude-sonnet-4-5")
+    import httpx2
+
+    client = anthropic.Anthropic(api_key="offline", base_url="http://scripted.invalid",
+                                 http_client=httpx2.Client(transport=model.httpx2_transport()))
+    messages: list[Any] = [{"role": "user", "content": "find it"}]
+    tools: Any = [{"name": "search", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}]
+    try:
+        with pytest.raises(spanbreaker.Tripped) as raised, made.provider.get_tracer("app").start_as_current_span("run"):
+            for _ in range(TURNS):
+                reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=256, messages=messages,
+                                               tools=tools)
+                messages.append({"role": "assistant", "content": reply.content})
+                messages.append({"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": block.id, "content": "same page"}
+                    for block in reply.content if block.type == "tool_use"]})
+    finally:
+        AnthropicInstrumentor().uninstrument()
+        made.provider.shutdown()
+    assert raised.value.detector == "tool_repeat" and raised.value.evidence["calls_from_prompt"] is True
+    assert model.calls == 5
