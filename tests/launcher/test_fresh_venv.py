@@ -38,8 +38,8 @@ APPS = {
     "pydantic-ai": Path(__file__).resolve().parent / "apps" / "pydantic_ai_app.py",
     "strands": Path(__file__).resolve().parent / "apps" / "strands_app.py",
     "agent-framework": Path(__file__).resolve().parent / "apps" / "agent_framework_app.py",
-    "openai": Path(__file__).resolve().parent / "apps" / "openai_app.py",
-    "anthropic": Path(__file__).resolve().parent / "apps" / "anthropic_app.py",
+    "openai": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
+    "anthropic": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
             "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
@@ -50,9 +50,10 @@ MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-ind
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
-SETTINGS = {"agent-framework": {"ENABLE_SENSITIVE_DATA": "true"}}
+SETTINGS = {"agent-framework": {"ENABLE_SENSITIVE_DATA": "true"}, "openai": {"LAUNCHER_APP_CLIENT": "openai"},
+            "anthropic": {"LAUNCHER_APP_CLIENT": "anthropic"}}
 """The framework's own settings a user passes, where the stop needs one (Agent Framework puts tool arguments and
-results on its spans only with its sensitive data on)."""
+results on its spans only with its sensitive data on); for the plain client loops, which client the app drives."""
 pytestmark = [pytest.mark.fresh_venv, pytest.mark.timeout(1500)]
 """Opt-in (``make test-fresh``, which CI runs): a venv per framework from the index takes minutes, then the launches."""
 

@@ -1,0 +1,101 @@
+"""A plain tool loop around a model client, knowing nothing about spanbreaker: ``opentelemetry-instrument python
+client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default) or ``anthropic``.
+
+No agent framework: the application calls the client with tools (OpenAI's ``chat.completions.create``,
+Anthropic's ``messages.create``), runs the search the model asks for and sends the result back, inside one span of
+its own. The launcher loads the client's OpenInference instrumentor (the ``[openai]`` / ``[anthropic]`` extra brings
+it) and spanbreaker; the model keeps asking for the same search, the breaker reads the loop from the model calls'
+prompts and ``spanbreaker.Tripped`` comes out of ``create``. A scripted model (an in-process HTTP transport) stands
+in for the LLM. The last stdout line is a JSON summary, the same keys as ``examples/launcher_app.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository root, for the summary helper
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "examples"))  # the scripted model
+
+from _scripted_openai import ScriptedModel
+from opentelemetry import trace
+
+from tests.launcher.apps._report import note_stop, report
+
+PAGE = "Acme Corp investor relations: guidance for 2026 comes in March."
+QUESTION = "What is Acme's 2026 revenue guidance?"
+calls = {"tool": 0}
+
+
+def openai_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
+    """One turn of the OpenAI loop: ask, run the calls, append the results; False once the model answers."""
+    import httpx
+    import openai
+
+    client = openai.OpenAI(api_key="offline", base_url="http://scripted.invalid/v1",
+                           http_client=httpx.Client(transport=model))
+    tools: Any = [{"type": "function", "function": {"name": "web_search", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}}}}}]
+
+    def turn(messages: list[Any]) -> bool:
+        message = client.chat.completions.create(model="gpt-4o-mini", messages=messages,
+                                                 tools=tools).choices[0].message
+        if not message.tool_calls:
+            return False
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            calls["tool"] += 1
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": PAGE})
+        return True
+    return turn
+
+
+def anthropic_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
+    """The same turn with the Anthropic client (httpx2 since anthropic 2.x): tool_use blocks, tool_result blocks."""
+    import anthropic
+    import httpx2
+
+    client = anthropic.Anthropic(api_key="offline", base_url="http://scripted.invalid",
+                                 http_client=httpx2.Client(transport=model.httpx2_transport()))
+    tools: Any = [{"name": "web_search", "input_schema": {"type": "object",
+                                                          "properties": {"query": {"type": "string"}}}}]
+
+    def turn(messages: list[Any]) -> bool:
+        reply = client.messages.create(model="claude-sonnet-4-5", max_tokens=512, messages=messages, tools=tools)
+        uses = [block for block in reply.content if block.type == "tool_use"]
+        if not uses:
+            return False
+        messages.append({"role": "assistant", "content": reply.content})
+        calls["tool"] += len(uses)
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": use.id, "content": PAGE} for use in uses]})
+        return True
+    return turn
+
+
+def main() -> int:
+    model = ScriptedModel(lambda messages: [("web_search", {"query": "acme 2026 revenue guidance"})])
+    client = os.environ.get("LAUNCHER_APP_CLIENT", "openai")
+    turn = anthropic_turn(model) if client == "anthropic" else openai_turn(model)
+    summary: dict[str, Any] = {"outcome": "answered", "exception": None, "detector": None}
+    messages: list[Any] = [{"role": "user", "content": QUESTION}]
+    try:
+        with trace.get_tracer("research-app").start_as_current_span(
+                "research", attributes={"openinference.span.kind": "AGENT"}):
+            for _ in range(int(os.environ.get("LAUNCHER_APP_MAX_STEPS", "8"))):
+                if not turn(messages):
+                    break
+            else:
+                summary["outcome"] = "limit"
+    except BaseException as exc:
+        note_stop(summary, exc)
+    summary.update(tool_calls=calls["tool"], model_calls=model.calls)
+    report(summary)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
