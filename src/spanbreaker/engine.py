@@ -448,6 +448,7 @@ class BreakerEngine:
                 elif kind is _LLM:
                     if not isinstance(signal, ModelCall):
                         return None
+                    prompt_at_end = signal.input_chars == 0  # not on the span at start (util-genai)
                     fill_model_result(signal, attributes, self._cap)
                     totals = trace.totals
                     totals.tokens += signal.tokens
@@ -456,7 +457,7 @@ class BreakerEngine:
                     totals.cost_usd += spent
                     if self.shared is not None:
                         self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
-                    if signal.input_at_end and totals.tool_calls == trace.calls_from_prompts:  # util-genai's shape
+                    if prompt_at_end and totals.tool_calls == trace.calls_from_prompts:
                         found = self._calls_in_prompt(trace, scope, entry, attributes, now, False)
                         if found is not None:
                             if found.action is not _WARN:
@@ -580,8 +581,8 @@ class BreakerEngine:
         call's: it is the call that would act on the repeated result, so it is the one vetoed (enforce) and
         marked; the evidence says the calls were read from the prompt. A retried model call re-sends the same
         prompt: its last turn is read once. Where the prompt reaches the span only when the call ends
-        (``start`` False: OpenTelemetry's util-genai sets messages at the end), a trip opens the breaker then and
-        the next call is the one vetoed.
+        (``start`` False: OpenTelemetry's util-genai sets the messages at the end; an instrumentor may set
+        ``input.value`` just after the start), a trip opens the breaker then and the next call is the one vetoed.
         """
         text = prompt_calls.prompt_text(attributes)
         if text is None:

@@ -159,3 +159,26 @@ def test_a_prompt_recorded_only_at_the_end_trips_there_and_vetoes_the_next_call(
     assert ran == 6, "the sixth call's prompt showed the fifth identical call; the seventh was vetoed"
     marked = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("spanbreaker.tripped")]
     assert {s.name for s in marked} == {"chat m", "run"}
+
+
+def test_a_request_set_just_after_the_start_is_read_at_the_end() -> None:
+    """A model call span whose request (``input.value``, ``{"messages": [...]}``) is set just after it starts: the
+    breaker reads it when the call ends, and the next call is the one vetoed."""
+    tracer, _, _ = rig()
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find it"}]
+    ran = 0
+    try:
+        with tracer.start_as_current_span("run"):
+            for turn in range(20):
+                with tracer.start_as_current_span("completion", attributes={
+                        "openinference.span.kind": "LLM"}) as span:
+                    ran += 1
+                    span.set_attribute("input.value", json.dumps({"messages": messages}))
+                messages.append({"role": "assistant", "content": None, "tool_calls": [
+                    {"id": f"c{turn}", "type": "function", "function": {"name": "search", "arguments": '{"q": 1}'}}]})
+                messages.append({"role": "tool", "tool_call_id": f"c{turn}", "content": "same"})
+    except spanbreaker.Tripped as trip:
+        assert trip.detector == "tool_repeat"
+    else:
+        raise AssertionError("the loop ran to its end")
+    assert ran == 6
