@@ -8,20 +8,20 @@ script is a function of the request's messages (or input items) returning the ne
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 from collections.abc import Callable
-from typing import Any
-
-import httpx
+from typing import Any, TypeVar
 
 Reply = list[tuple[str, dict[str, Any]]] | str
 Script = Callable[[list[dict[str, Any]]], Reply]
 """(the messages or input items sent) -> the reply."""
+Client = TypeVar("Client")
 
 
-class ScriptedModel(httpx.BaseTransport, httpx.AsyncBaseTransport):
-    """Pass it as the client's transport: ``OpenAI(http_client=httpx.Client(transport=model), ...)``."""
+class ScriptedModel:
+    """Serves a client made by :meth:`client`: ``model.client(openai.OpenAI, api_key=..., base_url=...)``."""
 
     def __init__(self, script: Script, model: str = "gpt-4o-mini") -> None:
         self.script = script
@@ -30,15 +30,23 @@ class ScriptedModel(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json=self.respond(request.url.path, request.read()))
-
-    def httpx2_transport(self) -> Any:
-        """The same model for a client built on ``httpx2`` (the ``anthropic`` SDK's HTTP library since 2.x)."""
-        import httpx2
-
-        return httpx2.MockTransport(lambda request: httpx2.Response(200, json=self.respond(request.url.path,
-                                                                                           request.read())))
+    def client(self, factory: Callable[..., Client], *, asynchronous: bool = False, **kwargs: Any) -> Client:
+        """``factory(http_client=..., **kwargs)`` served by this model, over whichever HTTP library the SDK takes:
+        ``httpx`` (openai 2.x), or ``httpx2`` (anthropic 2.x and openai 3.x refuse an ``httpx`` client)."""
+        refused: TypeError | None = None
+        for library in ("httpx", "httpx2"):
+            try:
+                http = importlib.import_module(library)
+            except ImportError:
+                continue
+            transport = http.MockTransport(lambda request, http=http: http.Response(
+                200, json=self.respond(request.url.path, request.read())))
+            made = http.AsyncClient(transport=transport) if asynchronous else http.Client(transport=transport)
+            try:
+                return factory(http_client=made, **kwargs)
+            except TypeError as exc:  # "this SDK uses httpx2"
+                refused = exc
+        raise refused or ImportError("neither httpx nor httpx2 is installed")
 
     def respond(self, path: str, content: bytes) -> dict[str, Any]:
         """The reply body to one request, by endpoint."""
@@ -50,9 +58,6 @@ class ScriptedModel(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if path.endswith("/messages"):
             return self._message(body)
         return self._completion(body)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        return self.handle_request(request)
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         reply = self.script(list(body.get("messages") or []))

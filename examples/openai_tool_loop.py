@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import openai
 from _report import print_trip
 from _scripted_openai import ScriptedModel
@@ -58,8 +57,7 @@ def main() -> None:
     OpenAIInstrumentor().instrument(tracer_provider=provider)  # the client's spans, here
 
     model = ScriptedModel(lambda messages: [("web_search", {"query": "acme 2026 revenue guidance"})])  # stuck
-    client = openai.OpenAI(api_key="offline", base_url="http://scripted.invalid/v1",
-                           http_client=httpx.Client(transport=model))
+    client = model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
     tracer = provider.get_tracer("research-app")
     print(f"Asking a hand-written OpenAI tool loop for Acme's guidance (turn limit {TURN_LIMIT}) ...")
     try:

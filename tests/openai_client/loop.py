@@ -7,7 +7,6 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from typing import Any
 
-import httpx
 import openai
 
 from ..genai_rig import Rig
@@ -20,8 +19,7 @@ TURNS = 30
 
 
 def client_for(model: ScriptedModel) -> openai.OpenAI:
-    return openai.OpenAI(api_key="offline", base_url="http://scripted.invalid/v1",
-                         http_client=httpx.Client(transport=model))
+    return model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
 
 
 def run_loop(rig: Rig, model: ScriptedModel, tool: Callable[[dict[str, Any], int], str],

@@ -10,7 +10,6 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import httpx
 import openai
 import pytest
 from openinference.instrumentation.openai import OpenAIInstrumentor
@@ -64,8 +63,8 @@ def test_a_repeated_call_with_the_same_result_is_stopped_at_the_next_model_call(
 
 def test_the_async_client_is_stopped_the_same_way(rig: Rig) -> None:
     model = ScriptedModel(stuck)
-    client = openai.AsyncOpenAI(api_key="offline", base_url="http://scripted.invalid/v1",
-                                http_client=httpx.AsyncClient(transport=model))
+    client = model.client(openai.AsyncOpenAI, asynchronous=True, api_key="offline",
+                          base_url="http://scripted.invalid/v1")
 
     async def agent() -> None:
         messages: list[Any] = [{"role": "user", "content": "find it"}]
@@ -178,10 +177,7 @@ def test_an_anthropic_loop_is_read_the_same_way() -> None:
     made = make_rig()
     AnthropicInstrumentor().instrument(tracer_provider=made.provider)
     model = ScriptedModel(stuck, model="claude-sonnet-4-5")
-    import httpx2
-
-    client = anthropic.Anthropic(api_key="offline", base_url="http://scripted.invalid",
-                                 http_client=httpx2.Client(transport=model.httpx2_transport()))
+    client = model.client(anthropic.Anthropic, api_key="offline", base_url="http://scripted.invalid")
     messages: list[Any] = [{"role": "user", "content": "find it"}]
     tools: Any = [{"name": "search", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}]
     try:

@@ -32,11 +32,9 @@ calls = {"tool": 0}
 
 def openai_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
     """One turn of the OpenAI loop: ask, run the calls, append the results; False once the model answers."""
-    import httpx
     import openai
 
-    client = openai.OpenAI(api_key="offline", base_url="http://scripted.invalid/v1",
-                           http_client=httpx.Client(transport=model))
+    client = model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
     tools: Any = [{"type": "function", "function": {"name": "web_search", "parameters": {
         "type": "object", "properties": {"query": {"type": "string"}}}}}]
 
@@ -54,12 +52,10 @@ def openai_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
 
 
 def anthropic_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
-    """The same turn with the Anthropic client (httpx2 since anthropic 2.x): tool_use blocks, tool_result blocks."""
+    """The same turn with the Anthropic client: tool_use blocks, tool_result blocks."""
     import anthropic
-    import httpx2
 
-    client = anthropic.Anthropic(api_key="offline", base_url="http://scripted.invalid",
-                                 http_client=httpx2.Client(transport=model.httpx2_transport()))
+    client = model.client(anthropic.Anthropic, api_key="offline", base_url="http://scripted.invalid")
     tools: Any = [{"name": "web_search", "input_schema": {"type": "object",
                                                           "properties": {"query": {"type": "string"}}}}]
 
