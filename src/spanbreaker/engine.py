@@ -373,11 +373,8 @@ class BreakerEngine:
                     signal = entry.signal = model_start(name, attributes, self._cap, first)
                     signal.first_in_scope = first
                     if warned is not None:
-                        verdict = self._detect(trace, scope, entry, signal, self._model_start_hooks, now, True)
-                        if verdict is None:
-                            return warned
-                        verdict.warnings = (warned, *verdict.warnings)
-                        return verdict
+                        return _after(warned, self._detect(trace, scope, entry, signal, self._model_start_hooks,
+                                                           now, True))
                     hooks = self._model_start_hooks
                 else:
                     hooks = self._agent_start_hooks
@@ -462,11 +459,8 @@ class BreakerEngine:
                         if found is not None:
                             if found.action is not _WARN:
                                 return found
-                            verdict = self._detect(trace, scope, entry, signal, self._model_end_hooks, now, False)
-                            if verdict is None:
-                                return found
-                            verdict.warnings = (found, *verdict.warnings)
-                            return verdict
+                            return _after(found, self._detect(trace, scope, entry, signal, self._model_end_hooks,
+                                                              now, False))
                     hooks = self._model_end_hooks
                 elif kind is _CHAIN:
                     signal = _CLEAN_STEP if error is None else StepEnd(error)  # no object per clean step
@@ -621,18 +615,16 @@ class BreakerEngine:
 
     def _prompt_hooks(self, trace: TraceState, scope: Any, model: OpenSpan, call: ToolCall, hooks: _Hooks,
                       now: float | None, start: bool, found: Verdict | None) -> Verdict | None:
-        """A tool hook's detectors on a call read from ``model``'s prompt; findings reported on the model call."""
+        """A tool hook's detectors on a call read from ``model``'s prompt, through :meth:`_run`: findings are
+        reported on the model call, and their evidence says where the call was read."""
         checks = hooks.always
         if hooks.gated and hooks.quiet.reached(trace.totals if trace.remote is None else trace.usage()):
             checks = [*checks, *hooks.gated]
-        for check in checks:
-            finding = check(trace, scope, model, call)
-            if finding is not None:
-                finding.evidence["calls_from_prompt"] = True
-                found = self._report(trace, model, finding, now, start, found)
-                if found is not None and found.action is not _WARN:
-                    return found
-        return found
+        verdict = self._run(trace, scope, model, call, checks, now, start, found)
+        if verdict is not None and verdict is not found:
+            for reached in (*verdict.warnings, verdict):  # a trip's evidence is its record's (the raised Tripped's)
+                reached.evidence["calls_from_prompt"] = True
+        return verdict
 
     def _detect(self, trace: TraceState, scope: Any, entry: OpenSpan, signal: Any, hooks: _Hooks,
                 now: float | None, start: bool) -> Verdict | None:
@@ -859,6 +851,14 @@ class BreakerEngine:
             self._logged.add(key)
             logger.warning("spanbreaker ignored an internal error (%s); the application is unaffected", key,
                            exc_info=exc)
+
+
+def _after(warned: Verdict, verdict: Verdict | None) -> Verdict:
+    """``verdict`` with the warning reached before it on the same span attached, else the warning."""
+    if verdict is None:
+        return warned
+    verdict.warnings = (warned, *verdict.warnings)
+    return verdict
 
 
 def _descends_from(open_spans: Mapping[int, OpenSpan], entry: OpenSpan, ancestor_id: int) -> bool:
