@@ -114,8 +114,9 @@ def _openai_rig(**config: Any) -> Rig:
     return rig
 
 
-def _openai_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
-    """The same search forever (``queries`` None), or each query once and then an answer; every result the same."""
+def _openai_run(queries: list[str] | None = None, wrap: bool = True) -> Callable[[Rig], None]:
+    """The same search forever (``queries`` None), or each query once and then an answer; every result the same.
+    ``wrap`` False: no span of the application's around the loop (each model call a trace of its own)."""
     from tests.openai_client.loop import run_loop
     from tests.openai_client.scripted import ScriptedModel, tool_results
 
@@ -129,7 +130,7 @@ def _openai_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
         try:
-            run_loop(rig, ScriptedModel(script), lambda arguments, n: "Central European Time (UTC+1)")
+            run_loop(rig, ScriptedModel(script), lambda arguments, n: "Central European Time (UTC+1)", wrap=wrap)
         finally:
             OpenAIInstrumentor().uninstrument()
     return run
@@ -200,6 +201,8 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("Agent Framework, sensitive data off: same search", _maf_rig, _maf_run(_loop_pai), {"sensitive": False}),
     ("plain OpenAI loop (no framework): same search, same answer", _openai_rig, _openai_run(), {}),
     ("plain OpenAI loop (no framework): 6 queries, one answer (wide)", _openai_rig, _openai_run(WIDE), {}),
+    ("plain OpenAI loop, no span around it: same search", _openai_rig, _openai_run(wrap=False), {}),
+    ("plain OpenAI loop, no span around it: 6 queries, one answer (wide)", _openai_rig, _openai_run(WIDE, False), {}),
 ]
 
 

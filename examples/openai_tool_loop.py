@@ -3,6 +3,8 @@ search again and again; spanbreaker stops it from the model call spans alone. Of
 
 The OpenInference OpenAI instrumentor records each ``chat.completions.create`` as a model call span whose input
 is the request. The loop is in those requests: each ends with the model's previous tool calls and their results.
+The application opens no span of its own, so each model call is a trace of its own; its request holds the whole
+run since the question, which is what the breaker reads.
 
     python examples/openai_tool_loop.py
 """
@@ -58,11 +60,9 @@ def main() -> None:
 
     model = ScriptedModel(lambda messages: [("web_search", {"query": "acme 2026 revenue guidance"})])  # stuck
     client = model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
-    tracer = provider.get_tracer("research-app")
     print(f"Asking a hand-written OpenAI tool loop for Acme's guidance (turn limit {TURN_LIMIT}) ...")
     try:
-        with tracer.start_as_current_span("research", attributes={"openinference.span.kind": "AGENT"}):
-            run_agent(client, "What is Acme's 2026 revenue guidance?")
+        run_agent(client, "What is Acme's 2026 revenue guidance?")
         print("The agent finished without being stopped.")
     except spanbreaker.Tripped as trip:
         print_trip(trip, exporter, f"model calls made: {model.calls}, web_search ran {counts['web_search']} times "

@@ -13,7 +13,7 @@ EXPECTED = {
     "strands_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
                                "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
     "openai_tool_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 5 times",
-                            "LLM ChatCompletion (blocked: never ran)", "AGENT research", "'calls_from_prompt': True"),
+                            "LLM ChatCompletion (blocked: never ran)", "'calls_from_prompt': True"),
     "agent_framework_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
                                        "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
 }

@@ -362,13 +362,13 @@ class BreakerEngine:
                 elif kind is _LLM:
                     totals = trace.totals
                     warned: Verdict | None = None
+                    tools = scope.tools
+                    first = self._count_history and not tools.model_seen  # the call session_bloat judges
                     if totals.tool_calls == trace.calls_from_prompts:  # no tool span yet: its prompt may show calls
                         warned = self._calls_in_prompt(trace, scope, entry, attributes, now, True)
                         if warned is not None and warned.action is not _WARN:
                             return warned
                     totals.model_calls += 1
-                    tools = scope.tools
-                    first = self._count_history and not tools.model_seen  # the call session_bloat judges
                     tools.model_turn()  # repeats count once per model turn (progress.py)
                     signal = entry.signal = model_start(name, attributes, self._cap, first)
                     signal.first_in_scope = first
@@ -574,52 +574,78 @@ class BreakerEngine:
         keyed at its end: recorded in the agent's history, then judged by the end hooks. A finding is this model
         call's: it is the call that would act on the repeated result, so it is the one vetoed (enforce) and
         marked; the evidence says the calls were read from the prompt. A retried model call re-sends the same
-        prompt: its last turn is read once. Where the prompt reaches the span only when the call ends
-        (``start`` False: OpenTelemetry's util-genai sets the messages at the end; an instrumentor may set
+        prompt: its last turn is read once. A trace's first model call reads every turn since the user's request
+        (a loop with no span around it makes a trace of each model call, and only its prompt shows the run), the
+        earlier turns only to bring the detectors' state up to date. Where the prompt reaches the span only when the
+        call ends (``start`` False: OpenTelemetry's util-genai sets the messages at the end; an instrumentor may set
         ``input.value`` just after the start), a trip opens the breaker then and the next call is the one vetoed.
         """
         text = prompt_calls.prompt_text(attributes)
         if text is None:
             return None
-        turn = prompt_calls.last_turn(text)
-        if turn is None:
+        if trace.totals.model_calls == (0 if start else 1):  # the trace's first model call: the run so far
+            turns = prompt_calls.run_so_far(text)
+        else:
+            turn = prompt_calls.last_turn(text)
+            turns = [turn] if turn is not None else []
+        if not turns:
             return None
-        position, calls = turn
+        position, calls = turns[-1]
         seen = (position, tuple(call.call_id for call in calls))
         if scope.slots.get(_PROMPT_TURN) == seen:
             return None
         scope.slots[_PROMPT_TURN] = seen
         found: Verdict | None = None
-        start_hooks, end_hooks = self._tool_start_hooks, self._tool_end_hooks
         kept = model.attributes
         try:
-            for call in calls:
-                trace.totals.tool_calls += 1
-                trace.calls_from_prompts += 1
-                if self.shared is not None:
-                    self.guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
-                signal = tool_start(call.name, _NO_ARGUMENTS, self._volatile_keys, self._cap)  # keyed at its end
-                model.attributes = ended = {_oi.TOOL_NAME: call.name, _oi.INPUT: call.arguments,
-                                            _oi.OUTPUT: call.result}
-                found = self._prompt_hooks(trace, scope, model, signal, start_hooks, now, start, found)
-                if found is not None and found.action is not _WARN:
-                    return found
-                fill_tool_result(signal, ended, call.error, self._cap, self._format_types, self._volatile_keys)
-                scope.tools.record(signal)
-                found = self._prompt_hooks(trace, scope, model, signal, end_hooks, now, start, found)
+            last = len(turns) - 1
+            for number, (_, turn_calls) in enumerate(turns):
+                if number:  # an earlier turn's model call, which this trace did not see
+                    scope.tools.model_turn()
+                found = self._prompt_turn(trace, scope, model, turn_calls, now, start, found, number == last)
                 if found is not None and found.action is not _WARN:
                     return found
         finally:
             model.attributes = kept
         return found
 
+    def _prompt_turn(self, trace: TraceState, scope: Any, model: OpenSpan, calls: list[prompt_calls.PromptCall],
+                     now: float | None, start: bool, found: Verdict | None, report: bool) -> Verdict | None:
+        """One turn's calls read from ``model``'s prompt, fed to the tool hooks (``model.attributes`` stands for
+        each call's ended span while its hooks run; the caller puts them back). ``report`` False: an earlier turn
+        of the run so far, which only brings the detectors' state up to date."""
+        start_hooks, end_hooks = self._tool_start_hooks, self._tool_end_hooks
+        for call in calls:
+            trace.totals.tool_calls += 1
+            trace.calls_from_prompts += 1
+            if self.shared is not None:
+                self.guard(self.shared.add_usage, trace.trace_id, 0, 0, 1, 0.0)
+            signal = tool_start(call.name, _NO_ARGUMENTS, self._volatile_keys, self._cap)  # keyed at its end
+            model.attributes = ended = {_oi.TOOL_NAME: call.name, _oi.INPUT: call.arguments,
+                                        _oi.OUTPUT: call.result}
+            found = self._prompt_hooks(trace, scope, model, signal, start_hooks, now, start, found, report)
+            if found is not None and found.action is not _WARN:
+                return found
+            fill_tool_result(signal, ended, call.error, self._cap, self._format_types, self._volatile_keys)
+            scope.tools.record(signal)
+            found = self._prompt_hooks(trace, scope, model, signal, end_hooks, now, start, found, report)
+            if found is not None and found.action is not _WARN:
+                return found
+        return found
+
     def _prompt_hooks(self, trace: TraceState, scope: Any, model: OpenSpan, call: ToolCall, hooks: _Hooks,
-                      now: float | None, start: bool, found: Verdict | None) -> Verdict | None:
+                      now: float | None, start: bool, found: Verdict | None, report: bool) -> Verdict | None:
         """A tool hook's detectors on a call read from ``model``'s prompt, through :meth:`_run`: findings are
-        reported on the model call, and their evidence says where the call was read."""
+        reported on the model call, and their evidence says where the call was read. Without ``report`` what
+        the detectors find is dropped: a loop an earlier turn was in counts only if the last turn still is (the
+        detectors trip on every call past their threshold)."""
         checks = hooks.always
         if hooks.gated and hooks.quiet.reached(trace.totals if trace.remote is None else trace.usage()):
             checks = [*checks, *hooks.gated]
+        if not report:
+            for check in checks:
+                check(trace, scope, model, call)
+            return found
         verdict = self._run(trace, scope, model, call, checks, now, start, found)
         if verdict is not None and verdict is not found:
             for reached in (*verdict.warnings, verdict):  # a trip's evidence is its record's (the raised Tripped's)

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import spanbreaker
-from spanbreaker.conventions.prompt_calls import PromptCall, last_turn
+from spanbreaker.conventions.prompt_calls import PromptCall, last_turn, run_so_far
 
 
 def chat(calls: list[tuple[str, str, dict[str, Any], str]], tail: list[dict[str, Any]] | None = None) -> str:
@@ -74,6 +74,63 @@ def test_openai_responses_input_items() -> None:
     assert last_turn(text) == (1, [PromptCall("a", "f", '{"x": 1}', "r")])
 
 
+def test_the_run_so_far_is_every_answered_turn_since_the_user_request() -> None:
+    """Chat Completions: two turns after the request; the turn before the request (an earlier run) is not read."""
+    turn = [{"role": "assistant", "tool_calls": [{"id": "c0", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c0", "content": "old"}]
+    text = chat([("c1", "search", {"q": "a"}, "one")], [
+        {"role": "assistant", "content": "and", "tool_calls": [
+            {"id": "c2", "function": {"name": "open", "arguments": "{}"}},
+            {"id": "c3", "function": {"name": "open", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "two"},
+        {"role": "tool", "tool_call_id": "c3", "content": "3"}])
+    earlier = json.dumps({"messages": [{"role": "user", "content": "first"}, *turn,
+                                       *json.loads(text)["messages"][1:]]})
+    expected = [(2, [PromptCall("c1", "search", '{"q": "a"}', "one")]),
+                (4, [PromptCall("c2", "open", "{}", "two"), PromptCall("c3", "open", "{}", "3")])]
+    assert run_so_far(text) == expected
+    assert run_so_far(earlier) == [(position + 2, calls) for position, calls in expected]
+    assert last_turn(text) == expected[-1]
+    assert run_so_far(chat([("c1", "f", {}, "r")], [{"role": "user", "content": "thanks"}])) == []
+
+
+def test_the_run_so_far_in_anthropic_responses_and_genai_shapes() -> None:
+    """A user message of tool results is a turn's answers; a user message of text is a request and ends the run."""
+    use = [{"role": "assistant", "content": [{"type": "tool_use", "id": f"t{n}", "name": "read", "input": {"n": n}}]}
+           for n in range(3)]
+    answer = [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}", "content": "x"}]}
+              for n in range(3)]
+    anthropic = json.dumps({"messages": [use[0], answer[0], {"role": "user", "content": "now this"},
+                                         use[1], answer[1], use[2], answer[2]]})
+    assert [(p, [c.call_id for c in calls]) for p, calls in run_so_far(anthropic)] == [(3, ["t1"]), (5, ["t2"])]
+    responses = json.dumps({"input": [
+        {"role": "user", "content": "go"},
+        {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+        {"type": "function_call", "call_id": "b", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "a", "output": "1"},
+        {"type": "function_call_output", "call_id": "b", "output": "2"},
+        {"type": "message", "role": "assistant", "content": "reading"},
+        {"type": "function_call", "call_id": "c", "name": "g", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c", "output": "3"}]})
+    assert [(p, [c.call_id for c in calls]) for p, calls in run_so_far(responses)] == [(6, ["c"])], (
+        "the assistant's words between two turns end the run read: a turn is its calls, then their answers")
+    genai = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "go"}]}] + [
+        message for n in range(3) for message in (
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": f"g{n}", "name": "w", "arguments": {}}]},
+            {"role": "tool", "parts": [{"type": "tool_call_response", "id": f"g{n}", "response": "r"}]})])
+    assert [p for p, _ in run_so_far(genai)] == [1, 3, 5]
+
+
+def test_a_malformed_message_keeps_the_turns_read_after_it() -> None:
+    text = json.dumps({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "tool_calls": [{"id": "a", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": "1"}, "not a message",
+        {"role": "assistant", "tool_calls": [{"id": "b", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "b", "content": "2"}]})
+    assert [(p, [c.call_id for c in calls]) for p, calls in run_so_far(text)] == [(4, ["b"])]
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.text(), st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(
@@ -83,8 +140,13 @@ def test_openai_responses_input_items() -> None:
          "messages", "input", "tool_use_id", "call_id", "output", "is_error", "response"]), inner, max_size=5),
     max_leaves=30).map(json.dumps)))
 def test_anything_reads_as_a_turn_or_nothing_and_never_raises(text: str) -> None:
-    found = last_turn(text + ' "tool_call_id"' if not text.startswith(("{", "[")) else text)
+    text = text + ' "tool_call_id"' if not text.startswith(("{", "[")) else text
+    found = last_turn(text)
     assert found is None or (isinstance(found[0], int) and all(isinstance(c, PromptCall) for c in found[1]))
+    run = run_so_far(text)
+    assert all(isinstance(position, int) and calls for position, calls in run)
+    assert [position for position, _ in run] == sorted({position for position, _ in run})
+    assert found is None or run[-1] == found
 
 
 # ------------------------------------------------------------------------------------------ through the engine
@@ -159,6 +221,23 @@ def test_a_prompt_recorded_only_at_the_end_trips_there_and_vetoes_the_next_call(
     assert ran == 6, "the sixth call's prompt showed the fifth identical call; the seventh was vetoed"
     marked = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("spanbreaker.tripped")]
     assert {s.name for s in marked} == {"chat m", "run"}
+
+
+def test_a_prompt_recorded_only_at_the_end_with_no_span_around_the_loop_is_marked_not_stopped() -> None:
+    """The documented limit (docs/conformance.md): util-genai's messages arrive at the end, and with no span around
+    the loop the next call is a new trace with nothing at its start to read. Each call from the sixth on trips as
+    it ends (listeners and metrics hear it; the span has ended, so no attribute can be added); none is vetoed."""
+    tracer, exporter, processor = rig()
+    history: list[dict[str, Any]] = [{"role": "user", "parts": [{"type": "text", "content": "weather in X?"}]}]
+    for turn in range(8):
+        with tracer.start_as_current_span("chat m", attributes={"gen_ai.operation.name": "chat"}) as span:
+            span.set_attribute("gen_ai.input.messages", json.dumps(history))
+        history.append({"role": "assistant", "parts": [
+            {"type": "tool_call", "id": f"c{turn}", "name": "weather", "arguments": {"city": "X"}}]})
+        history.append({"role": "tool", "parts": [
+            {"type": "tool_call_response", "id": f"c{turn}", "response": "sunny"}]})
+    assert processor.engine.stats.trips == 3 and processor.engine.stats.blocked == 0
+    assert len(exporter.get_finished_spans()) == 8
 
 
 def test_a_request_set_just_after_the_start_is_read_at_the_end() -> None:

@@ -161,11 +161,58 @@ def test_tool_spans_of_the_application_are_not_counted_twice(rig: Rig) -> None:
     assert rig.processor.engine.stats.trips == 0
 
 
-def test_without_one_trace_around_the_loop_each_call_is_its_own_trace(rig: Rig) -> None:
-    """The limit of reading prompts: a loop with no span around it makes one trace per model call, and the breaker
-    judges per trace (README: wrap the run in a span). Pinned so the README's advice stays true."""
-    model = ScriptedModel(until(8))
-    assert run_loop(rig, model, same_page, wrap=False) == 8 and not rig.tripped()
+def test_a_loop_with_no_span_around_it_is_stopped_the_same_way(rig: Rig) -> None:
+    """No span of the application's around the loop: each model call is a trace of its own, and its prompt is the
+    only record of the run. The trace's first model call reads every turn since the user's request, so the loop is
+    stopped where a traced one is: the sixth call, which would read the fifth identical result, is vetoed."""
+    model = ScriptedModel(stuck)
+    with pytest.raises(spanbreaker.Tripped) as raised:
+        run_loop(rig, model, same_page, wrap=False)
+    trip = raised.value
+    assert trip.detector == "tool_repeat" and trip.evidence["calls_from_prompt"] is True
+    assert trip.evidence["identical_calls"] == 5
+    assert model.calls == 5
+    llm = rig.of_kind(Kind.LLM)
+    assert len({span.context.trace_id for span in llm}) == 6, "one trace per model call"  # type: ignore[union-attr]
+    blocked = [s for s in llm if (s.attributes or {}).get("spanbreaker.blocked")]
+    assert len(blocked) == 1 and blocked[0].attributes["spanbreaker.tripped"] is True  # type: ignore[index]
+
+
+def test_a_loop_with_no_span_around_it_that_moved_on_is_quiet(rig: Rig) -> None:
+    """Unwrapped, the same call with new results each time, and a run that repeated itself four times and then
+    moved on: each call's prompt holds the whole run, read anew, and none of it is a loop now."""
+    model = ScriptedModel(until(12))
+    assert run_loop(rig, model, lambda arguments, n: f"Latest: {HEADLINES[n - 1]}.", wrap=False) == 12
+    assert not rig.tripped()
+
+    def four_then_new(messages: list[dict[str, Any]]) -> Reply:
+        done = tool_results(messages)
+        if done >= 10:
+            return "done"
+        return stuck(messages) if done < 4 else [("search", {"query": f"acme filing {done}"})]
+
+    assert run_loop(rig, ScriptedModel(four_then_new), same_page, wrap=False) == 10 and not rig.tripped()
+
+
+def test_a_new_user_request_starts_a_new_run(rig: Rig) -> None:
+    """A chat whose history holds an earlier request's four identical calls: the user asks again, the model calls
+    the same tool once more, and that is one call of a new run, not a fifth repeat (unwrapped calls)."""
+    client = client_for(ScriptedModel(lambda messages: "ok"))
+    call = {"id": "c{}", "type": "function", "function": {"name": "search", "arguments": '{"query": "acme"}'}}
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find it"}]
+    for n in range(4):
+        messages.append({"role": "assistant", "tool_calls": [{**call, "id": f"c{n}"}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": "same page"})
+    messages += [{"role": "assistant", "content": "It is the same page."}, {"role": "user", "content": "again"},
+                 {"role": "assistant", "tool_calls": [{**call, "id": "c9"}]},
+                 {"role": "tool", "tool_call_id": "c9", "content": "same page"}]
+    client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+    assert not rig.tripped()
+    del messages[9:]  # the same five calls as one request's run: a loop
+    messages += [{"role": "assistant", "tool_calls": [{**call, "id": "c9"}]},
+                 {"role": "tool", "tool_call_id": "c9", "content": "same page"}]
+    with pytest.raises(spanbreaker.Tripped):
+        client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
 
 
 def test_an_anthropic_loop_is_read_the_same_way() -> None:

@@ -5,9 +5,11 @@ then the application runs the requested functions and sends their results back) 
 instrumentor alone: model call spans, no tool spans. The loop is still in plain sight. Each prompt ends with the
 model's previous turn: an assistant message naming the tool calls it asked for, then their results. This module
 reads that last turn, so the engine can feed those calls to the tool detectors as calls whose arguments and
-result are known together (as a tool span keyed at its end would be).
+result are known together (as a tool span keyed at its end would be). A trace's first model call reads every turn
+since the user's request instead (:func:`run_so_far`): a loop with no span around it makes one trace per model
+call, and the prompt is then the only record of the run.
 
-Shapes read (only the prompt's last turn is decoded; the rest of the history is skipped without building objects):
+Shapes read (only the turns read are decoded; the rest of the history is skipped without building objects):
 
 * OpenAI Chat Completions (OpenInference's ``input.value`` is the request: ``{"messages": [...], ...}``): an
   ``assistant`` message with ``tool_calls`` (``{"id", "function": {"name", "arguments"}}``), then ``tool``
@@ -47,6 +49,9 @@ kilobyte, as the instrumentor's own serialisation of the request does)."""
 MAX_TAIL = 128
 """Messages read back from a prompt's end for one turn's results and its calls (a turn of more parallel calls
 is read as far as this)."""
+MAX_RUN_MESSAGES = 1024
+"""Messages read back from a prompt's end for the run so far (:func:`run_so_far`): past every loop limit a
+detector counts to, and a bound on the work of reading one prompt."""
 ERROR_LABEL = "ToolError"
 """The error of a result its own format marks as failed (Anthropic's ``is_error``): a fixed label, never text the
 tool wrote."""
@@ -89,20 +94,47 @@ def last_turn(text: str) -> tuple[int, list[PromptCall]] | None:
     """The tool calls of the prompt's last assistant turn that the prompt also answers, with the position of that
     turn's assistant message (a retried model call re-sends the same prompt: the engine counts a turn once).
     None when the prompt ends otherwise, or cannot be read."""
+    turns = _turns(text, MAX_TAIL, 1)
+    return turns[-1] if turns else None
+
+
+def run_so_far(text: str) -> list[tuple[int, list[PromptCall]]]:
+    """Every answered tool turn since the prompt's last user request, oldest first, each as :func:`last_turn`
+    gives the last one: the run so far, as far as :data:`MAX_RUN_MESSAGES` back.
+
+    A loop with no span around it makes one trace per model call, and its prompt is then the only record of the
+    run: this is what lets a trace of one model call see the calls before it. A user request ends the run read
+    (what came before it answered an earlier request), as does anything that is not a turn of answered calls."""
+    return _turns(text, MAX_RUN_MESSAGES, MAX_RUN_MESSAGES)
+
+
+def _turns(text: str, depth: int, most: int) -> list[tuple[int, list[PromptCall]]]:
+    """Up to ``most`` answered turns read back from the prompt's end, at most ``depth`` messages back, oldest
+    first. What was read before a malformed message is kept; a prompt that cannot be decoded gives none."""
     if len(text) > MAX_PROMPT_CHARS:
-        return None
+        return []
     for marker in MARKERS:
         if text.rfind(marker) >= 0:  # from the end: the answers close the prompt's messages
             break
     else:
-        return None
+        return []
+    found: list[tuple[int, list[PromptCall]]] = []
     try:
         items = _messages(text)
         if not items:
-            return None
-        return _read_turn(items)
+            return found
+        index = len(items) - 1
+        floor = max(-1, index - depth)
+        while len(found) < most:
+            turn = _read_turn(items, index, floor)
+            if turn is None:
+                break
+            found.append(turn)
+            index = turn[0] - 1
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, AttributeError, KeyError):
-        return None
+        pass
+    found.reverse()
+    return found
 
 
 def _messages(text: str) -> list[msgspec.Raw] | None:
@@ -117,11 +149,10 @@ def _messages(text: str) -> list[msgspec.Raw] | None:
     return None
 
 
-def _read_turn(items: list[msgspec.Raw]) -> tuple[int, list[PromptCall]] | None:
-    """Walk back from the end: results first, then the calls they answer."""
+def _read_turn(items: list[msgspec.Raw], index: int, floor: int) -> tuple[int, list[PromptCall]] | None:
+    """The turn whose results end at ``items[index]``, walking back: results first, then the calls they answer;
+    never below ``floor``."""
     answers: list[Answer] = []  # last first
-    index = len(items) - 1
-    floor = max(-1, index - MAX_TAIL)
     message: Any = None
     while index > floor:
         message = _decode(items[index])
@@ -135,7 +166,7 @@ def _read_turn(items: list[msgspec.Raw]) -> tuple[int, list[PromptCall]] | None:
     else:
         return None
     if not answers:
-        return None  # the prompt ends with a user request or the model's own words: no call was answered
+        return None  # a user request or the model's own words: no call was answered here
     answers.reverse()
     calls = _calls_in(message)
     if calls is None:

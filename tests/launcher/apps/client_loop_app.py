@@ -3,7 +3,8 @@ client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default) or
 
 No agent framework: the application calls the client with tools (OpenAI's ``chat.completions.create``,
 Anthropic's ``messages.create``), runs the search the model asks for and sends the result back, inside one span of
-its own. The launcher loads the client's OpenInference instrumentor (the ``[openai]`` / ``[anthropic]`` extra brings
+its own (``LAUNCHER_APP_SPAN=none``: with no span around the loop, each model call a trace of its own). The
+launcher loads the client's OpenInference instrumentor (the ``[openai]`` / ``[anthropic]`` extra brings
 it) and spanbreaker; the model keeps asking for the same search, the breaker reads the loop from the model calls'
 prompts and ``spanbreaker.Tripped`` comes out of ``create``. A scripted model (an in-process HTTP transport) stands
 in for the LLM. The last stdout line is a JSON summary, the same keys as ``examples/launcher_app.py``.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -79,8 +81,9 @@ def main() -> int:
     summary: dict[str, Any] = {"outcome": "answered", "exception": None, "detector": None}
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
     try:
-        with trace.get_tracer("research-app").start_as_current_span(
-                "research", attributes={"openinference.span.kind": "AGENT"}):
+        around = nullcontext() if os.environ.get("LAUNCHER_APP_SPAN") == "none" else trace.get_tracer(
+            "research-app").start_as_current_span("research", attributes={"openinference.span.kind": "AGENT"})
+        with around:
             for _ in range(int(os.environ.get("LAUNCHER_APP_MAX_STEPS", "8"))):
                 if not turn(messages):
                     break
