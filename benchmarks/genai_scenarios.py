@@ -1,5 +1,5 @@
-"""OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios, and a plain loop around
-the OpenAI client: how early the breaker stops a loop, and that look-alikes stay quiet.
+"""OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios, and plain loops around
+the OpenAI client and LiteLLM: how early the breaker stops a loop, and that look-alikes stay quiet.
 
 Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
 Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter; Agent Framework's stock
@@ -114,25 +114,67 @@ def _openai_rig(**config: Any) -> Rig:
     return rig
 
 
-def _openai_run(queries: list[str] | None = None, wrap: bool = True) -> Callable[[Rig], None]:
-    """The same search forever (``queries`` None), or each query once and then an answer; every result the same.
-    ``wrap`` False: no span of the application's around the loop (each model call a trace of its own)."""
-    from tests.openai_client.loop import run_loop
-    from tests.openai_client.scripted import ScriptedModel, tool_results
+def _client_script(queries: list[str] | None) -> Callable[[list[dict[str, Any]]], Any]:
+    """The plain loops' model: the same search forever (``queries`` None), or each query once, then an answer."""
+    from tests.openai_client.scripted import tool_results
 
     def script(messages: list[dict[str, Any]]) -> Any:
         done = tool_results(messages)
         if queries is None:
             return [("search", {"query": "acme 2026 guidance"})]
         return "done" if done >= len(queries) else [("search", {"query": queries[done]})]
+    return script
+
+
+def _openai_run(queries: list[str] | None = None, wrap: bool = True) -> Callable[[Rig], None]:
+    """The same search forever (``queries`` None), or each query once and then an answer; every result the same.
+    ``wrap`` False: no span of the application's around the loop (each model call a trace of its own)."""
+    from tests.openai_client.loop import run_loop
+    from tests.openai_client.scripted import ScriptedModel
 
     def run(rig: Rig) -> None:
         from openinference.instrumentation.openai import OpenAIInstrumentor
 
         try:
-            run_loop(rig, ScriptedModel(script), lambda arguments, n: "Central European Time (UTC+1)", wrap=wrap)
+            run_loop(rig, ScriptedModel(_client_script(queries)), lambda arguments, n: "Central European Time (UTC+1)",
+                     wrap=wrap)
         finally:
             OpenAIInstrumentor().uninstrument()
+    return run
+
+
+def _litellm_rig(**config: Any) -> Rig:
+    """A plain loop around ``litellm.completion``, traced by OpenInference's LiteLLM instrumentor and its adapter."""
+    import os
+
+    from spanbreaker.adapters.litellm import ADAPTER
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline
+    rig = make_rig(**config)
+    ADAPTER.instrument(rig.provider, rig.processor)
+    return rig
+
+
+def _litellm_run(queries: list[str] | None = None, stock: bool = False) -> Callable[[Rig], None]:
+    """:func:`_openai_run`'s script through ``litellm.completion``; ``stock``: the instrumentor without the adapter
+    (what the breaker saw before it)."""
+    from tests.litellm.test_litellm import loop
+    from tests.openai_client.scripted import ScriptedModel
+
+    def run(rig: Rig) -> None:
+        from openinference.instrumentation.litellm import LiteLLMInstrumentor
+
+        from spanbreaker.adapters.litellm import ADAPTER
+
+        if stock:
+            ADAPTER.uninstrument()
+            LiteLLMInstrumentor().instrument(tracer_provider=rig.provider)
+        try:
+            loop(rig, ScriptedModel(_client_script(queries)), lambda n: "Central European Time (UTC+1)")
+        finally:
+            ADAPTER.uninstrument()
+            if LiteLLMInstrumentor().is_instrumented_by_opentelemetry:
+                LiteLLMInstrumentor().uninstrument()
     return run
 
 
@@ -203,6 +245,9 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("plain OpenAI loop (no framework): 6 queries, one answer (wide)", _openai_rig, _openai_run(WIDE), {}),
     ("plain OpenAI loop, no span around it: same search", _openai_rig, _openai_run(wrap=False), {}),
     ("plain OpenAI loop, no span around it: 6 queries, one answer (wide)", _openai_rig, _openai_run(WIDE, False), {}),
+    ("plain LiteLLM loop (litellm.completion): same search", _litellm_rig, _litellm_run(), {}),
+    ("plain LiteLLM loop: 6 queries, one answer (wide)", _litellm_rig, _litellm_run(WIDE), {}),
+    ("plain LiteLLM loop, stock instrumentor (no adapter): same search", _litellm_rig, _litellm_run(stock=True), {}),
 ]
 
 

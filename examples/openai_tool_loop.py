@@ -4,14 +4,18 @@ search again and again; spanbreaker stops it from the model call spans alone. Of
 The OpenInference OpenAI instrumentor records each ``chat.completions.create`` as a model call span whose input
 is the request. The loop is in those requests: each ends with the model's previous tool calls and their results.
 The application opens no span of its own, so each model call is a trace of its own; its request holds the whole
-run since the question, which is what the breaker reads.
+run since the question, which is what the breaker reads. With ``--litellm`` the same loop calls
+``litellm.completion`` (LiteLLM's OpenAI route), traced by OpenInference's LiteLLM instrumentor, which
+``spanbreaker.instrument()`` switches on with its adapter.
 
-    python examples/openai_tool_loop.py
+    python examples/openai_tool_loop.py [--litellm]
 """
 
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Any
 
 import openai
@@ -36,11 +40,16 @@ def web_search(query: str) -> str:
     return "Acme Corp investor relations: guidance for 2026 will be published in March."
 
 
-def run_agent(client: openai.OpenAI, question: str) -> str:
+def run_agent(client: openai.OpenAI, question: str, through_litellm: bool = False) -> str:
     """The whole agent: ask, run the tools the model asks for, send the results back, until it answers."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
     for _ in range(TURN_LIMIT):
-        reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+        if through_litellm:
+            import litellm
+
+            reply = litellm.completion(model="openai/gpt-4o-mini", messages=messages, tools=TOOLS, client=client)
+        else:
+            reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
         message = reply.choices[0].message
         if not message.tool_calls:
             return message.content or ""
@@ -52,23 +61,28 @@ def run_agent(client: openai.OpenAI, question: str) -> str:
 
 
 def main() -> None:
+    through_litellm = "--litellm" in sys.argv[1:]
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline: LiteLLM's own copy of its price map
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    spanbreaker.instrument(tracer_provider=provider)
-    OpenAIInstrumentor().instrument(tracer_provider=provider)  # the client's spans, here
+    spanbreaker.instrument(tracer_provider=provider)  # LiteLLM included, with its adapter, once it is imported
+    if not through_litellm:
+        OpenAIInstrumentor().instrument(tracer_provider=provider)  # the client's spans, here
 
     model = ScriptedModel(lambda messages: [("web_search", {"query": "acme 2026 revenue guidance"})])  # stuck
     client = model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
-    print(f"Asking a hand-written OpenAI tool loop for Acme's guidance (turn limit {TURN_LIMIT}) ...")
+    via = "litellm.completion" if through_litellm else "the OpenAI client"
+    print(f"Asking a hand-written tool loop around {via} for Acme's guidance (turn limit {TURN_LIMIT}) ...")
     try:
-        run_agent(client, "What is Acme's 2026 revenue guidance?")
+        run_agent(client, "What is Acme's 2026 revenue guidance?", through_litellm)
         print("The agent finished without being stopped.")
     except spanbreaker.Tripped as trip:
         print_trip(trip, exporter, f"model calls made: {model.calls}, web_search ran {counts['web_search']} times "
                    f"(the turn limit alone would allow {TURN_LIMIT})")
     finally:
-        OpenAIInstrumentor().uninstrument()
+        if not through_litellm:
+            OpenAIInstrumentor().uninstrument()
 
 
 if __name__ == "__main__":

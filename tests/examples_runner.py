@@ -12,11 +12,13 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def assert_examples(expected: Mapping[str, Sequence[str]], timeout: float = 60) -> None:
-    """Each example exits 0, prints every expected line fragment and no traceback."""
+    """Each example exits 0, prints every expected line fragment and no traceback. A name may carry the example's
+    arguments after its file name (``"openai_tool_loop.py --litellm"``)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SPANBREAKER_", "OTEL_"))}
     env.pop("OPENAI_API_KEY", None)
     env.pop("HF_TOKEN", None)
-    running = {name: subprocess.Popen([sys.executable, str(EXAMPLES / name)], stdout=subprocess.PIPE,
+    running = {name: subprocess.Popen([sys.executable, str(EXAMPLES / name.split()[0]), *name.split()[1:]],
+                                      stdout=subprocess.PIPE,
                                       stderr=subprocess.PIPE, text=True, env=env, cwd=EXAMPLES.parent)
                for name in expected}
     for name, process in running.items():

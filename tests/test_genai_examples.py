@@ -1,5 +1,5 @@
-"""The OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework examples, and the plain OpenAI
-tool loop's, run as a user would run them: a fresh process, offline."""
+"""The OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework examples, and the plain tool
+loop's (around the OpenAI client, and around LiteLLM), run as a user would run them: a fresh process, offline."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ EXPECTED = {
                                "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
     "openai_tool_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 5 times",
                             "LLM ChatCompletion (blocked: never ran)", "'calls_from_prompt': True"),
+    "openai_tool_loop.py --litellm": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 5 times",
+                                      "LLM completion (blocked: never ran)"),
     "agent_framework_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
                                        "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
 }

@@ -299,6 +299,10 @@ class BreakerEngine:
                 if trace.root_id is None and (parent_id is None or parent_remote or parent_id not in open_spans):
                     trace.root_id = span_id
                 up = open_spans.get(parent_id) if parent_id is not None else None
+                if kind is _LLM and up is not None and up.kind is _LLM:
+                    # The same model call seen by a lower layer (a client's instrumentor under a framework's:
+                    # LiteLLM or OpenAI spans inside a smolagents or Agents SDK model span): counted once, above.
+                    kind, gated = _OTHER, False
                 if up is not None:
                     scope, chain, step = up.scope, up.chain, up.step
                 else:

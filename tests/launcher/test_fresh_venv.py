@@ -40,18 +40,21 @@ APPS = {
     "agent-framework": Path(__file__).resolve().parent / "apps" / "agent_framework_app.py",
     "openai": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "anthropic": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
+    "litellm": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
             "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
             "strands": "tool_repeat", "agent-framework": "tool_repeat", "openai": "tool_repeat",
-            "anthropic": "tool_repeat"}
+            "anthropic": "tool_repeat", "litellm": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
-             "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20}
+             "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20,
+             "litellm": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
 SETTINGS = {"agent-framework": {"ENABLE_SENSITIVE_DATA": "true"}, "openai": {"LAUNCHER_APP_CLIENT": "openai"},
-            "anthropic": {"LAUNCHER_APP_CLIENT": "anthropic", "LAUNCHER_APP_SPAN": "none"}}
+            "anthropic": {"LAUNCHER_APP_CLIENT": "anthropic", "LAUNCHER_APP_SPAN": "none"},
+            "litellm": {"LAUNCHER_APP_CLIENT": "litellm"}}
 """The framework's own settings a user passes, where the stop needs one (Agent Framework puts tool arguments and
 results on its spans only with its sensitive data on); for the plain client loops, which client the app drives."""
 pytestmark = [pytest.mark.fresh_venv, pytest.mark.timeout(1500)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import nullcontext
 from typing import Any
 
@@ -22,18 +22,27 @@ def client_for(model: ScriptedModel) -> openai.OpenAI:
     return model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
 
 
+Create = Callable[[openai.OpenAI, list[dict[str, Any]]], Any]
+"""One request of the loop: (the scripted model's client, the messages) -> a Chat Completions reply."""
+
+
+def chat_completion(client: openai.OpenAI, messages: list[dict[str, Any]]) -> Any:
+    return client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+
+
 def run_loop(rig: Rig, model: ScriptedModel, tool: Callable[[dict[str, Any], int], str],
-             retry_each_call: bool = False, wrap: bool = True) -> int:
-    """The application's agent: Chat Completions with tools until the model answers; returns the tools run."""
+             retry_each_call: bool = False, wrap: bool = True, create: Create = chat_completion) -> int:
+    """The application's agent: Chat Completions with tools until the model answers; returns the tools run.
+    ``create``: how a request is sent (the OpenAI client's own method, or another library around that client)."""
     client = client_for(model)
     messages: list[dict[str, Any]] = [{"role": "user", "content": "find it"}]
     ran = 0
     tracer = rig.provider.get_tracer("app")
     with tracer.start_as_current_span("research") if wrap else nullcontext():
         for _ in range(TURNS):
-            reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+            reply = create(client, messages)
             if retry_each_call:  # the app retries the same request (a timeout it did not trust)
-                reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+                reply = create(client, messages)
             message = reply.choices[0].message
             if not message.tool_calls:
                 return ran
@@ -44,3 +53,17 @@ def run_loop(rig: Rig, model: ScriptedModel, tool: Callable[[dict[str, Any], int
                 messages.append({"role": "tool", "tool_call_id": call.id,
                                  "content": tool(json.loads(call.function.arguments), ran)})
     return ran
+
+
+async def run_async_loop(rig: Rig, model: ScriptedModel,
+                         acreate: Callable[[openai.AsyncOpenAI, list[dict[str, Any]]], Awaitable[Any]]) -> None:
+    """The agent with the async client, inside a span, every result the same page: until a trip (or the limit)."""
+    client = model.client(openai.AsyncOpenAI, asynchronous=True, api_key="offline",
+                          base_url="http://scripted.invalid/v1")
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find it"}]
+    with rig.provider.get_tracer("app").start_as_current_span("research"):
+        for _ in range(TURNS):
+            message = (await acreate(client, messages)).choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls or []:
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": "same page"})

@@ -18,7 +18,7 @@ import spanbreaker
 from spanbreaker.signals import Kind
 
 from ..genai_rig import Rig, make_rig
-from .loop import TOOLS, TURNS, client_for, run_loop
+from .loop import TOOLS, TURNS, client_for, run_async_loop, run_loop
 from .scripted import Reply, ScriptedModel, tool_results
 
 
@@ -63,21 +63,12 @@ def test_a_repeated_call_with_the_same_result_is_stopped_at_the_next_model_call(
 
 def test_the_async_client_is_stopped_the_same_way(rig: Rig) -> None:
     model = ScriptedModel(stuck)
-    client = model.client(openai.AsyncOpenAI, asynchronous=True, api_key="offline",
-                          base_url="http://scripted.invalid/v1")
 
-    async def agent() -> None:
-        messages: list[Any] = [{"role": "user", "content": "find it"}]
-        with rig.provider.get_tracer("app").start_as_current_span("research"):
-            for _ in range(TURNS):
-                reply = await client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
-                message = reply.choices[0].message
-                messages.append(message.model_dump(exclude_none=True))
-                for call in message.tool_calls or []:
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": "same page"})
+    async def create(client: openai.AsyncOpenAI, messages: list[dict[str, Any]]) -> Any:
+        return await client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
 
     with pytest.raises(spanbreaker.Tripped) as raised:
-        asyncio.run(agent())
+        asyncio.run(run_async_loop(rig, model, create))
     assert raised.value.detector == "tool_repeat" and model.calls == 5
 
 

@@ -18,4 +18,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.llama_index",
     "spanbreaker.adapters.crewai",
     "spanbreaker.adapters.strands",
+    "spanbreaker.adapters.litellm",
 )

@@ -43,6 +43,11 @@ class HookedAdapter:
         """The OpenInference instrumentor (a singleton): ``instrument(tracer_provider=)`` switches it on."""
         raise NotImplementedError
 
+    def instrumenting(self, instrumentor: Any) -> bool:
+        """Whether ``instrumentor`` is switching itself on right now, further up this thread's stack (the launcher
+        loading it imported the framework, which ran this adapter): it is then left to finish on its own."""
+        return False
+
     def available(self) -> bool:
         try:
             return (importlib.util.find_spec(self.framework) is not None
@@ -62,7 +67,7 @@ class HookedAdapter:
             if self._instrumentor is not None:
                 return
             instrumentor = self.make_instrumentor()
-            owns = not instrumentor.is_instrumented_by_opentelemetry
+            owns = not instrumentor.is_instrumented_by_opentelemetry and not self.instrumenting(instrumentor)
             if owns:
                 try:
                     instrumentor.instrument(tracer_provider=tracer_provider)

@@ -1,5 +1,5 @@
 """A plain tool loop around a model client, knowing nothing about spanbreaker: ``opentelemetry-instrument python
-client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default) or ``anthropic``.
+client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default), ``anthropic`` or ``litellm``.
 
 No agent framework: the application calls the client with tools (OpenAI's ``chat.completions.create``,
 Anthropic's ``messages.create``), runs the search the model asks for and sends the result back, inside one span of
@@ -32,17 +32,24 @@ QUESTION = "What is Acme's 2026 revenue guidance?"
 calls = {"tool": 0}
 
 
-def openai_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
-    """One turn of the OpenAI loop: ask, run the calls, append the results; False once the model answers."""
+def openai_turn(model: ScriptedModel, through_litellm: bool = False) -> Callable[[list[Any]], bool]:
+    """One turn of the OpenAI loop: ask, run the calls, append the results; False once the model answers.
+    ``through_litellm``: the request goes through ``litellm.completion`` (LiteLLM's OpenAI route, this client)."""
     import openai
 
     client = model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
     tools: Any = [{"type": "function", "function": {"name": "web_search", "parameters": {
         "type": "object", "properties": {"query": {"type": "string"}}}}}]
 
+    def create(messages: list[Any]) -> Any:
+        if through_litellm:
+            import litellm
+
+            return litellm.completion(model="openai/gpt-4o-mini", messages=messages, tools=tools, client=client)
+        return client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=tools)
+
     def turn(messages: list[Any]) -> bool:
-        message = client.chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                                 tools=tools).choices[0].message
+        message = create(messages).choices[0].message
         if not message.tool_calls:
             return False
         messages.append(message.model_dump(exclude_none=True))
@@ -74,10 +81,14 @@ def anthropic_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
     return turn
 
 
+TURNS: dict[str, Callable[[ScriptedModel], Callable[[list[Any]], bool]]] = {
+    "openai": openai_turn, "anthropic": anthropic_turn, "litellm": lambda model: openai_turn(model, True)}
+
+
 def main() -> int:
     model = ScriptedModel(lambda messages: [("web_search", {"query": "acme 2026 revenue guidance"})])
     client = os.environ.get("LAUNCHER_APP_CLIENT", "openai")
-    turn = anthropic_turn(model) if client == "anthropic" else openai_turn(model)
+    turn = TURNS[client](model)
     summary: dict[str, Any] = {"outcome": "answered", "exception": None, "detector": None}
     messages: list[Any] = [{"role": "user", "content": QUESTION}]
     try:
