@@ -1,5 +1,5 @@
 """OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios, and plain loops around
-the OpenAI client and LiteLLM: how early the breaker stops a loop, and that look-alikes stay quiet.
+the OpenAI client, LiteLLM and Gemini: how early the breaker stops a loop, and that look-alikes stay quiet.
 
 Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
 Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter; Agent Framework's stock
@@ -178,6 +178,31 @@ def _litellm_run(queries: list[str] | None = None, stock: bool = False) -> Calla
     return run
 
 
+def _gemini_rig(**config: Any) -> Rig:
+    """A plain loop around Google's Gen AI client (Gemini), traced by OpenInference's Google GenAI instrumentor."""
+    from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
+
+    rig = make_rig(**config)
+    GoogleGenAIInstrumentor().instrument(tracer_provider=rig.provider)
+    return rig
+
+
+def _gemini_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
+    """:func:`_client_script` with ``generate_content``, no span around the loop."""
+    from tests.google_genai.test_tool_loop import run_loop
+    from tests.openai_client.scripted import ScriptedModel
+
+    def run(rig: Rig) -> None:
+        from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
+
+        try:
+            run_loop(rig, ScriptedModel(_client_script(queries)), lambda n: "Central European Time (UTC+1)",
+                     wrap=False)
+        finally:
+            GoogleGenAIInstrumentor().uninstrument()
+    return run
+
+
 def _oa_run(script: Any, handoff: bool = False, answer: Any = None) -> Callable[[Rig], None]:
     def run(rig: Rig) -> None:
         from agents import Agent, Runner
@@ -248,6 +273,8 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("plain LiteLLM loop (litellm.completion): same search", _litellm_rig, _litellm_run(), {}),
     ("plain LiteLLM loop: 6 queries, one answer (wide)", _litellm_rig, _litellm_run(WIDE), {}),
     ("plain LiteLLM loop, stock instrumentor (no adapter): same search", _litellm_rig, _litellm_run(stock=True), {}),
+    ("plain Gemini loop (google-genai), no span around it: same search", _gemini_rig, _gemini_run(), {}),
+    ("plain Gemini loop, no span around it: 6 queries, one answer (wide)", _gemini_rig, _gemini_run(WIDE), {}),
 ]
 
 

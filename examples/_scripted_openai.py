@@ -1,9 +1,10 @@
 """A scripted model, standing in for the LLM in the examples and tests of plain tool loops.
 
-It answers the real ``openai`` and ``anthropic`` clients' HTTP requests in process (an ``httpx`` or ``httpx2``
-transport: no socket, no network): OpenAI's Chat Completions and Responses endpoints, Anthropic's Messages. The
-script is a function of the request's messages (or input items) returning the next reply: tool calls
-``[(name, arguments), ...]`` or a final text. Each reply reports token usage, as a real server does.
+It answers the real ``openai``, ``anthropic`` and ``google-genai`` clients' HTTP requests in process (an ``httpx``
+or ``httpx2`` transport: no socket, no network): OpenAI's Chat Completions and Responses endpoints, Anthropic's
+Messages, Gemini's ``generateContent``. The script is a function of the request's messages (or input items, or
+contents) returning the next reply: tool calls ``[(name, arguments), ...]`` or a final text. Each reply reports
+token usage, as a real server does.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ class ScriptedModel:
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
 
-    def client(self, factory: Callable[..., Client], *, asynchronous: bool = False, **kwargs: Any) -> Client:
+    def client(self, factory: Callable[..., Client], *, asynchronous: bool = False,
+               libraries: tuple[str, ...] = ("httpx", "httpx2"), **kwargs: Any) -> Client:
         """``factory(http_client=..., **kwargs)`` served by this model, over whichever HTTP library the SDK takes:
-        ``httpx`` (openai 2.x), or ``httpx2`` (anthropic 2.x and openai 3.x refuse an ``httpx`` client)."""
+        ``httpx`` (openai 2.x), or ``httpx2`` (anthropic 2.x and openai 3.x refuse an ``httpx`` client; google-genai
+        takes only ``httpx2`` and says so only when it sends: pass ``libraries=("httpx2",)``)."""
         refused: TypeError | None = None
-        for library in ("httpx", "httpx2"):
+        for library in libraries:
             try:
                 http = importlib.import_module(library)
             except ImportError:
@@ -57,6 +60,8 @@ class ScriptedModel:
             return self._response(body)
         if path.endswith("/messages"):
             return self._message(body)
+        if path.endswith(":generateContent"):
+            return self._gemini(body)
         return self._completion(body)
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -107,8 +112,20 @@ class ScriptedModel:
                 "stop_sequence": None, "usage": {"input_tokens": 120 * self.calls, "output_tokens": 20}}
 
 
+    def _gemini(self, body: dict[str, Any]) -> dict[str, Any]:
+        reply = self.script(list(body.get("contents") or []))
+        if isinstance(reply, str):
+            parts: list[dict[str, Any]] = [{"text": reply}]
+        else:
+            parts = [{"functionCall": {"name": name, "args": arguments}} for name, arguments in reply]
+        return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP"}],
+                "usageMetadata": {"promptTokenCount": 120 * self.calls, "candidatesTokenCount": 20,
+                                  "totalTokenCount": 120 * self.calls + 20}, "modelVersion": self.model}
+
+
 def tool_results(messages: list[dict[str, Any]]) -> int:
-    """How many tool results the messages (Chat Completions, Anthropic Messages) or input items (Responses) carry."""
+    """How many tool results the messages (Chat Completions, Anthropic Messages), input items (Responses) or
+    contents (Gemini) carry."""
     count = 0
     for m in messages:
         if not isinstance(m, dict):
@@ -118,4 +135,7 @@ def tool_results(messages: list[dict[str, Any]]) -> int:
             count += 1
         elif m.get("role") == "user" and isinstance(content, list):
             count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
+        elif isinstance(m.get("parts"), list):
+            count += sum(1 for part in m["parts"] if isinstance(part, dict) and (
+                "functionResponse" in part or "function_response" in part))
     return count

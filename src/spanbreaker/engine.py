@@ -584,13 +584,13 @@ class BreakerEngine:
         call ends (``start`` False: OpenTelemetry's util-genai sets the messages at the end; an instrumentor may set
         ``input.value`` just after the start), a trip opens the breaker then and the next call is the one vetoed.
         """
-        text = prompt_calls.prompt_text(attributes)
-        if text is None:
+        prompt = prompt_calls.prompt_of(attributes)
+        if prompt is None:
             return None
         if trace.totals.model_calls == (0 if start else 1):  # the trace's first model call: the run so far
-            turns = prompt_calls.run_so_far(text)
+            turns = prompt_calls.run_so_far(prompt)
         else:
-            turn = prompt_calls.last_turn(text)
+            turn = prompt_calls.last_turn(prompt)
             turns = [turn] if turn is not None else []
         if not turns:
             return None

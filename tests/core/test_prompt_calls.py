@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import spanbreaker
-from spanbreaker.conventions.prompt_calls import PromptCall, last_turn, run_so_far
+from spanbreaker.conventions.prompt_calls import PromptCall, last_turn, prompt_of, run_so_far
 
 
 def chat(calls: list[tuple[str, str, dict[str, Any], str]], tail: list[dict[str, Any]] | None = None) -> str:
@@ -121,6 +121,67 @@ def test_the_run_so_far_in_anthropic_responses_and_genai_shapes() -> None:
     assert [p for p, _ in run_so_far(genai)] == [1, 3, 5]
 
 
+def test_gemini_contents_in_the_sdks_and_the_rest_apis_spelling() -> None:
+    """``google-genai`` requests (snake_case, as OpenInference records them) and the REST API's camelCase; no ids:
+    results pair with calls by position."""
+    for call, response in (("function_call", "function_response"), ("functionCall", "functionResponse")):
+        text = json.dumps({"model": "gemini-2.5-flash", "contents": [
+            {"role": "user", "parts": [{"text": "go"}]},
+            {"role": "model", "parts": [{call: {"name": "f", "args": {"b": 1, "a": 2}}},
+                                        {call: {"name": "g", "args": {}}}]},
+            {"role": "user", "parts": [{response: {"name": "f", "response": {"result": "one"}}},
+                                       {response: {"name": "g", "response": {"result": "two"}}}]}]})
+        assert last_turn(text) == (1, [PromptCall("", "f", '{"a": 2, "b": 1}', '{"result": "one"}'),
+                                       PromptCall("", "g", "{}", '{"result": "two"}')])
+
+
+def flat(messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """OpenInference's flattened input messages, as an instrumentor sets them on a span."""
+    attributes: dict[str, Any] = {"openinference.span.kind": "LLM"}
+    for i, message in enumerate(messages):
+        for key, value in message.items():
+            if key == "tool_calls":
+                for j, call in enumerate(value):
+                    for field, item in call.items():
+                        attributes[f"llm.input_messages.{i}.message.tool_calls.{j}.tool_call.{field}"] = item
+            elif key == "contents":
+                for k, text in enumerate(value):
+                    attributes[f"llm.input_messages.{i}.message.contents.{k}.message_content.type"] = "text"
+                    attributes[f"llm.input_messages.{i}.message.contents.{k}.message_content.text"] = text
+            else:
+                attributes[f"llm.input_messages.{i}.message.{key}"] = value
+    return attributes
+
+
+def test_flattened_messages_are_read_where_no_request_text_is_on_the_span() -> None:
+    """Google GenAI's instrumentor at start: no ``input.value``, the messages flattened (role ``model``, no ids);
+    OpenAI-style flattened messages with ids and results as content parts read the same way."""
+    call = {"function.name": "search", "function.arguments": '{"q": "a"}'}
+    gemini = flat([{"role": "user", "content": "go"}, {"role": "model", "tool_calls": [call]},
+                   {"role": "tool", "name": "search", "content": '{"result": "x"}'},
+                   {"role": "model", "tool_calls": [call]},
+                   {"role": "tool", "name": "search", "content": '{"result": "x"}'}])
+    prompt = prompt_of(gemini)
+    assert isinstance(prompt, list)
+    assert run_so_far(prompt) == [(1, [PromptCall("", "search", '{"q": "a"}', '{"result": "x"}')]),
+                                  (3, [PromptCall("", "search", '{"q": "a"}', '{"result": "x"}')])]
+    with_ids = flat([{"role": "assistant", "tool_calls": [{**call, "id": "c1"}, {**call, "id": "c2"}]},
+                     {"role": "tool", "tool_call_id": "c2", "contents": ["two", "lines"]},
+                     {"role": "tool", "tool_call_id": "c1", "content": "one"}])
+    assert last_turn(prompt_of(with_ids) or []) == (0, [PromptCall("c1", "search", '{"q": "a"}', "one"),
+                                                        PromptCall("c2", "search", '{"q": "a"}', "two\nlines")])
+    assert prompt_of(flat([{"role": "user", "content": "hi"}])) is None, "no tool result: nothing to read"
+    assert prompt_of({**gemini, "input.value": "{}"}) == "{}", "the request text, where there is one, comes first"
+
+
+def test_a_hidden_result_is_not_read_as_a_result() -> None:
+    """OPENINFERENCE_HIDE_INPUT_TEXT writes ``__REDACTED__`` for every message's text: read as results, any two
+    calls with the same arguments would look identical."""
+    call = {"function.name": "search", "function.arguments": '{"q": "a"}'}
+    hidden = flat([{"role": "model", "tool_calls": [call]}, {"role": "tool", "content": "__REDACTED__"}])
+    assert last_turn(prompt_of(hidden) or []) is None
+
+
 def test_a_malformed_message_keeps_the_turns_read_after_it() -> None:
     text = json.dumps({"messages": [
         {"role": "user", "content": "go"},
@@ -147,6 +208,23 @@ def test_anything_reads_as_a_turn_or_nothing_and_never_raises(text: str) -> None
     assert all(isinstance(position, int) and calls for position, calls in run)
     assert [position for position, _ in run] == sorted({position for position, _ in run})
     assert found is None or run[-1] == found
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(
+    st.builds(lambda i, field: f"llm.input_messages.{i}.message.{field}", st.sampled_from(["0", "1", "2", "x", ""]),
+              st.sampled_from(["role", "content", "name", "tool_call_id", "tool_calls.0.tool_call.id",
+                               "tool_calls.0.tool_call.function.name", "tool_calls.x.tool_call.function.arguments",
+                               "tool_calls.1.tool_call.function.arguments", "contents.0.message_content.text",
+                               "contents.0.message_content.image", ""])),
+    st.none() | st.integers() | st.text(max_size=6) | st.sampled_from(["tool", "assistant", "model", "user"]) |
+    st.lists(st.text(max_size=3), max_size=2), max_size=12))
+def test_any_flattened_attributes_read_as_turns_or_nothing_and_never_raise(attributes: dict[str, Any]) -> None:
+    prompt = prompt_of(attributes)
+    assert prompt is None or isinstance(prompt, list)
+    if prompt is not None:
+        for turn in (last_turn(prompt), *run_so_far(prompt)):
+            assert turn is None or all(isinstance(call, PromptCall) for call in turn[1])
 
 
 # ------------------------------------------------------------------------------------------ through the engine

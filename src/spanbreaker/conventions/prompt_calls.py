@@ -20,7 +20,12 @@ Shapes read (only the turns read are decoded; the rest of the history is skipped
   ``function_call_output`` items;
 * the OpenTelemetry GenAI conventions' ``gen_ai.input.messages``: an ``assistant`` message with ``tool_call``
   parts (``id``, ``name``, ``arguments``), then ``tool_call_response`` parts (``id``, ``response``);
-* a bare JSON array of messages in any of these forms (what some instrumentors record).
+* Google Gemini (``google-genai``; OpenInference's ``input.value`` is ``{"contents": [...], ...}``): a ``model``
+  message whose ``parts`` hold ``function_call`` (``name``, ``args``, an optional ``id``), then a ``user`` message
+  of ``function_response`` parts (``name``, ``response``); the REST API's camelCase spellings too;
+* a bare JSON array of messages in any of these forms (what some instrumentors record);
+* OpenInference's flattened ``llm.input_messages.*`` attributes, where no request text is on the span yet
+  (Google GenAI's instrumentor sets its request text only at the end).
 
 A prompt whose last message is a new user request, or whose results do not answer the previous assistant turn's
 calls, implies nothing. Anything malformed implies nothing: this never raises past the engine's guard.
@@ -29,7 +34,7 @@ calls, implies nothing. Anything malformed implies nothing: this never raises pa
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,9 +45,10 @@ from . import openinference as oi
 
 NAME = "prompt_calls"
 
-MARKERS = ('"tool_call_id"', '"tool_use_id"', '"tool_call_response"', '"function_call_output"')
+MARKERS = ('"tool_call_id"', '"tool_use_id"', '"tool_call_response"', '"function_call_output"',
+           '"function_response"', '"functionResponse"')
 """Keys only a tool result carries in each shape: a prompt without any of them answers no tool call, and is not
-decoded at all (a chat without tools costs four substring scans per model call)."""
+decoded at all (a chat without tools costs six substring scans per model call)."""
 MAX_PROMPT_CHARS = 4 * 1024 * 1024
 """Prompts longer than this are not read (past any model's context window; reading costs about a microsecond per
 kilobyte, as the instrumentor's own serialisation of the request does)."""
@@ -73,6 +79,7 @@ class _Request(msgspec.Struct):
     """A request body: only where its messages are; every other field is skipped unread."""
 
     messages: list[msgspec.Raw] | None = None
+    contents: list[msgspec.Raw] | None = None
     input: msgspec.Raw = msgspec.Raw()
 
 
@@ -81,52 +88,66 @@ _decode_list = msgspec.json.Decoder(list[msgspec.Raw]).decode
 _decode = msgspec.json.decode
 
 
-def prompt_text(attributes: Mapping[str, Any]) -> str | None:
-    """The prompt as recorded at a model call's start: OpenInference's request text, else GenAI's messages."""
+Prompt = str | list[dict[str, Any]]
+"""A prompt as a span records it: a JSON text (a request, or a bare array of messages), or messages already taken
+apart (OpenInference's flattened ``llm.input_messages.*`` attributes, put back together by :func:`prompt_of`)."""
+
+
+def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
+    """The prompt as recorded at a model call's start: OpenInference's request text, else GenAI's messages, else
+    OpenInference's flattened messages (what Google GenAI's instrumentor sets at start; its request text comes at
+    the end)."""
     raw = attributes.get(oi.INPUT)
     if type(raw) is str and raw:
         return raw
     raw = attributes.get(ga.INPUT_MESSAGES)
-    return raw if type(raw) is str and raw else None
+    if type(raw) is str and raw:
+        return raw
+    return _flattened(attributes)
 
 
-def last_turn(text: str) -> tuple[int, list[PromptCall]] | None:
+def last_turn(prompt: Prompt) -> tuple[int, list[PromptCall]] | None:
     """The tool calls of the prompt's last assistant turn that the prompt also answers, with the position of that
     turn's assistant message (a retried model call re-sends the same prompt: the engine counts a turn once).
     None when the prompt ends otherwise, or cannot be read."""
-    turns = _turns(text, MAX_TAIL, 1)
+    turns = _turns(prompt, MAX_TAIL, 1)
     return turns[-1] if turns else None
 
 
-def run_so_far(text: str) -> list[tuple[int, list[PromptCall]]]:
+def run_so_far(prompt: Prompt) -> list[tuple[int, list[PromptCall]]]:
     """Every answered tool turn since the prompt's last user request, oldest first, each as :func:`last_turn`
     gives the last one: the run so far, as far as :data:`MAX_RUN_MESSAGES` back.
 
     A loop with no span around it makes one trace per model call, and its prompt is then the only record of the
     run: this is what lets a trace of one model call see the calls before it. A user request ends the run read
     (what came before it answered an earlier request), as does anything that is not a turn of answered calls."""
-    return _turns(text, MAX_RUN_MESSAGES, MAX_RUN_MESSAGES)
+    return _turns(prompt, MAX_RUN_MESSAGES, MAX_RUN_MESSAGES)
 
 
-def _turns(text: str, depth: int, most: int) -> list[tuple[int, list[PromptCall]]]:
+def _turns(prompt: Prompt, depth: int, most: int) -> list[tuple[int, list[PromptCall]]]:
     """Up to ``most`` answered turns read back from the prompt's end, at most ``depth`` messages back, oldest
     first. What was read before a malformed message is kept; a prompt that cannot be decoded gives none."""
-    if len(text) > MAX_PROMPT_CHARS:
-        return []
-    for marker in MARKERS:
-        if text.rfind(marker) >= 0:  # from the end: the answers close the prompt's messages
-            break
-    else:
-        return []
+    items: list[Any] | None
+    decode: Callable[[Any], Any]
     found: list[tuple[int, list[PromptCall]]] = []
     try:
-        items = _messages(text)
+        if isinstance(prompt, str):
+            if len(prompt) > MAX_PROMPT_CHARS:
+                return found
+            for marker in MARKERS:
+                if prompt.rfind(marker) >= 0:  # from the end: the answers close the prompt's messages
+                    break
+            else:
+                return found
+            items, decode = _messages(prompt), _decode
+        else:
+            items, decode = prompt, _as_is
         if not items:
             return found
         index = len(items) - 1
         floor = max(-1, index - depth)
         while len(found) < most:
-            turn = _read_turn(items, index, floor)
+            turn = _read_turn(items, index, floor, decode)
             if turn is None:
                 break
             found.append(turn)
@@ -137,25 +158,85 @@ def _turns(text: str, depth: int, most: int) -> list[tuple[int, list[PromptCall]
     return found
 
 
+def _as_is(message: Any) -> Any:
+    return message
+
+
+_FLAT = "llm.input_messages."
+_FLAT_CALLS = "tool_calls."
+_FLAT_PARTS = "contents."
+REDACTED = "__REDACTED__"
+"""What OpenInference writes in place of a value its trace configuration hides."""
+
+
+def _flattened(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """OpenInference's flattened input messages (``llm.input_messages.<i>.message.role``, ``.content``,
+    ``.tool_call_id``, ``.tool_calls.<j>.tool_call.function.name`` ...) as Chat Completions messages; None unless
+    one of them is a tool result (``role`` ``tool``)."""
+    messages: dict[int, dict[str, Any]] = {}
+    answered = False
+    for key, value in attributes.items():
+        if not key.startswith(_FLAT):
+            continue
+        index, _, field = key[len(_FLAT):].partition(".message.")
+        if not index.isdigit() or not field:
+            continue
+        message = messages.setdefault(int(index), {})
+        if field.startswith(_FLAT_CALLS):
+            number, _, part = field[len(_FLAT_CALLS):].partition(".tool_call.")
+            if number.isdigit():
+                message.setdefault(_FLAT_CALLS, {}).setdefault(int(number), {})[part] = value
+        elif field.startswith(_FLAT_PARTS):  # content as parts: contents.<k>.message_content.text
+            number, _, part = field[len(_FLAT_PARTS):].partition(".message_content.")
+            if number.isdigit() and part == "text":
+                message.setdefault(_FLAT_PARTS, {})[int(number)] = value
+        else:
+            message[field] = value
+            answered = answered or (field == "role" and value == "tool")
+    if not answered:
+        return None
+    return [_as_chat(messages[index]) for index in sorted(messages)]
+
+
+def _as_chat(flat: dict[str, Any]) -> dict[str, Any]:
+    calls = flat.get(_FLAT_CALLS)
+    if calls:
+        return {"role": "assistant", "tool_calls": [
+            {"id": call.get("id"), "function": {"name": call.get("function.name"),
+                                                "arguments": call.get("function.arguments")}}
+            for _, call in sorted(calls.items())]}
+    content = flat.get("content")
+    if content is None and flat.get(_FLAT_PARTS):
+        content = "\n".join(str(text) for _, text in sorted(flat[_FLAT_PARTS].items()))
+    if flat.get("role") == "tool":
+        if content is None or content == REDACTED:  # not recorded, or hidden (OPENINFERENCE_HIDE_INPUT_TEXT)
+            return {"role": "tool"}  # no result known: not read as one (a hidden result would read as identical)
+        return {"role": "tool", "tool_call_id": flat.get("tool_call_id") or "", "content": content}
+    return {"role": flat.get("role"), "content": content}
+
+
 def _messages(text: str) -> list[msgspec.Raw] | None:
     if text.lstrip()[:1] == "[":
         return _decode_list(text)
     request = _decode_request(text)
     if request.messages is not None:
         return request.messages
+    if request.contents is not None:
+        return request.contents
     value = bytes(request.input)
     if value.lstrip()[:1] == b"[":
         return _decode_list(value)
     return None
 
 
-def _read_turn(items: list[msgspec.Raw], index: int, floor: int) -> tuple[int, list[PromptCall]] | None:
+def _read_turn(items: list[Any], index: int, floor: int,
+               decode: Callable[[Any], Any]) -> tuple[int, list[PromptCall]] | None:
     """The turn whose results end at ``items[index]``, walking back: results first, then the calls they answer;
     never below ``floor``."""
     answers: list[Answer] = []  # last first
     message: Any = None
     while index > floor:
-        message = _decode(items[index])
+        message = decode(items[index])
         if not isinstance(message, dict):
             return None
         found = _results_in(message)
@@ -174,7 +255,7 @@ def _read_turn(items: list[msgspec.Raw], index: int, floor: int) -> tuple[int, l
             return None
         calls = []  # OpenAI Responses: one item per call, consecutive
         while index > floor:
-            item = _decode(items[index])
+            item = decode(items[index])
             if not isinstance(item, dict) or item.get("type") != "function_call":
                 break
             calls.append(_call(item.get("call_id"), item.get("name"), item.get("arguments")))
@@ -208,9 +289,17 @@ def _results_in(message: dict[str, Any]) -> list[Answer] | None:
     if kind == "function_call_output":  # OpenAI Responses
         return [(str(message.get("call_id") or ""), _text(message.get("output")), None)]
     parts = message.get("parts")
-    if isinstance(parts, list) and role in ("tool", "user"):  # GenAI conventions
-        found = [(str(part.get("id") or ""), _text(part.get("response", part.get("result"))), None)
-                 for part in parts if isinstance(part, dict) and part.get("type") == "tool_call_response"]
+    if isinstance(parts, list) and role in ("tool", "user", "function"):
+        found = []
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "tool_call_response":  # GenAI conventions
+                found.append((str(part.get("id") or ""), _text(part.get("response", part.get("result"))), None))
+                continue
+            response = part.get("function_response", part.get("functionResponse"))  # Gemini
+            if isinstance(response, dict):
+                found.append((str(response.get("id") or ""), _text(response.get("response")), None))
         return found or None
     content = message.get("content")
     if role == "user" and isinstance(content, list):  # Anthropic: a user message of tool_result blocks
@@ -223,7 +312,8 @@ def _results_in(message: dict[str, Any]) -> list[Answer] | None:
 
 def _calls_in(message: dict[str, Any]) -> list[tuple[str, str, str]] | None:
     """The tool calls an assistant message asks for, or None when it asks for none."""
-    if message.get("role") != "assistant":
+    role = message.get("role")
+    if role != "assistant" and role != "model":
         return None
     calls: list[tuple[str, str, str]] = []
     tool_calls = message.get("tool_calls")
@@ -234,11 +324,17 @@ def _calls_in(message: dict[str, Any]) -> list[tuple[str, str, str]] | None:
                 function = function if isinstance(function, dict) else {}
                 calls.append(_call(call.get("id"), function.get("name"), function.get("arguments")))
     for source, wanted in ((message.get("parts"), "tool_call"), (message.get("content"), "tool_use")):
-        if isinstance(source, list):  # GenAI parts; Anthropic content blocks
+        if isinstance(source, list):  # GenAI parts (Gemini's among them); Anthropic content blocks
             for block in source:
-                if isinstance(block, dict) and block.get("type") == wanted:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == wanted:
                     arguments = block.get("arguments") if wanted == "tool_call" else block.get("input")
                     calls.append(_call(block.get("id"), block.get("name"), arguments))
+                    continue
+                function = block.get("function_call", block.get("functionCall"))  # Gemini
+                if isinstance(function, dict):
+                    calls.append(_call(function.get("id"), function.get("name"), function.get("args")))
     return calls or None
 
 

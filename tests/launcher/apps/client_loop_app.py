@@ -1,13 +1,15 @@
 """A plain tool loop around a model client, knowing nothing about spanbreaker: ``opentelemetry-instrument python
-client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default), ``anthropic`` or ``litellm``.
+client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default), ``anthropic``, ``litellm`` or
+``google-genai``.
 
 No agent framework: the application calls the client with tools (OpenAI's ``chat.completions.create``,
-Anthropic's ``messages.create``), runs the search the model asks for and sends the result back, inside one span of
-its own (``LAUNCHER_APP_SPAN=none``: with no span around the loop, each model call a trace of its own). The
-launcher loads the client's OpenInference instrumentor (the ``[openai]`` / ``[anthropic]`` extra brings
-it) and spanbreaker; the model keeps asking for the same search, the breaker reads the loop from the model calls'
-prompts and ``spanbreaker.Tripped`` comes out of ``create``. A scripted model (an in-process HTTP transport) stands
-in for the LLM. The last stdout line is a JSON summary, the same keys as ``examples/launcher_app.py``.
+Anthropic's ``messages.create``, ``litellm.completion``, Gemini's ``generate_content``), runs the search the model
+asks for and sends the result back, inside one span of its own (``LAUNCHER_APP_SPAN=none``: with no span around
+the loop, each model call a trace of its own). The launcher loads the client's OpenInference instrumentor (the
+extra of the same name brings it) and spanbreaker; the model keeps asking for the same search, the breaker reads
+the loop from the model calls' prompts and ``spanbreaker.Tripped`` comes out of the client's call. A scripted model
+(an in-process HTTP transport) stands in for the LLM. The last stdout line is a JSON summary, the same keys as
+``examples/launcher_app.py``.
 """
 
 from __future__ import annotations
@@ -81,8 +83,31 @@ def anthropic_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
     return turn
 
 
+def gemini_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
+    """The same turn with Google's Gen AI client: a function declaration, function responses."""
+    from google import genai
+    from google.genai import types
+
+    client = model.client(lambda http_client: genai.Client(api_key="offline", http_options=types.HttpOptions(
+        base_url="http://scripted.invalid", httpx_client=http_client)), libraries=("httpx2",))
+    config = types.GenerateContentConfig(tools=[types.Tool(function_declarations=[types.FunctionDeclaration(
+        name="web_search", parameters={"type": "object", "properties": {"query": {"type": "string"}}})])])
+
+    def turn(contents: list[Any]) -> bool:
+        reply = client.models.generate_content(model="gemini-2.5-flash", contents=contents, config=config)
+        if not reply.function_calls:
+            return False
+        contents.append(reply.candidates[0].content)  # type: ignore[index]
+        calls["tool"] += len(reply.function_calls)
+        contents.extend(types.Content(role="user", parts=[types.Part(function_response=types.FunctionResponse(
+            name=call.name, response={"result": PAGE}))]) for call in reply.function_calls)
+        return True
+    return turn
+
+
 TURNS: dict[str, Callable[[ScriptedModel], Callable[[list[Any]], bool]]] = {
-    "openai": openai_turn, "anthropic": anthropic_turn, "litellm": lambda model: openai_turn(model, True)}
+    "openai": openai_turn, "anthropic": anthropic_turn, "litellm": lambda model: openai_turn(model, True),
+    "google-genai": gemini_turn}
 
 
 def main() -> int:
@@ -90,7 +115,8 @@ def main() -> int:
     client = os.environ.get("LAUNCHER_APP_CLIENT", "openai")
     turn = TURNS[client](model)
     summary: dict[str, Any] = {"outcome": "answered", "exception": None, "detector": None}
-    messages: list[Any] = [{"role": "user", "content": QUESTION}]
+    messages: list[Any] = [{"role": "user", "parts": [{"text": QUESTION}]} if client == "google-genai" else
+                           {"role": "user", "content": QUESTION}]
     try:
         around = nullcontext() if os.environ.get("LAUNCHER_APP_SPAN") == "none" else trace.get_tracer(
             "research-app").start_as_current_span("research", attributes={"openinference.span.kind": "AGENT"})
