@@ -176,7 +176,7 @@ def _flattened(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     messages: dict[int, dict[str, Any]] = {}
     answered = False
     for key, value in attributes.items():
-        if not key.startswith(_FLAT):
+        if type(key) is not str or not key.startswith(_FLAT):
             continue
         index, _, field = key[len(_FLAT):].partition(".message.")
         if not index.isdigit() or not field:
