@@ -366,14 +366,13 @@ class BreakerEngine:
                 elif kind is _LLM:
                     totals = trace.totals
                     warned: Verdict | None = None
-                    tools = scope.tools
-                    first = self._count_history and not tools.model_seen  # the call session_bloat judges
+                    first = self._count_history and not scope.tools.model_seen  # the call session_bloat judges
                     if totals.tool_calls == trace.calls_from_prompts:  # no tool span yet: its prompt may show calls
                         warned = self._calls_in_prompt(trace, scope, entry, attributes, now, True)
                         if warned is not None and warned.action is not _WARN:
                             return warned
                     totals.model_calls += 1
-                    tools.model_turn()  # repeats count once per model turn (progress.py)
+                    scope.tools.model_turn()  # repeats count once per model turn (progress.py)
                     signal = entry.signal = model_start(name, attributes, self._cap, first)
                     signal.first_in_scope = first
                     if warned is not None:
@@ -578,7 +577,9 @@ class BreakerEngine:
         keyed at its end: recorded in the agent's history, then judged by the end hooks. A finding is this model
         call's: it is the call that would act on the repeated result, so it is the one vetoed (enforce) and
         marked; the evidence says the calls were read from the prompt. A retried model call re-sends the same
-        prompt: its last turn is read once. A trace's first model call reads every turn since the user's request
+        prompt: its last turn is read once; a turn that follows a new user request starts the agent's detection
+        afresh (a conversation in one trace: what the calls for the last request repeated is past). A trace's first
+        model call reads every turn since the user's request
         (a loop with no span around it makes a trace of each model call, and only its prompt shows the run), the
         earlier turns only to bring the detectors' state up to date. Where the prompt reaches the span only when the
         call ends (``start`` False: OpenTelemetry's util-genai sets the messages at the end; an instrumentor may set
@@ -587,7 +588,8 @@ class BreakerEngine:
         prompt = prompt_calls.prompt_of(attributes)
         if prompt is None:
             return None
-        if trace.totals.model_calls == (0 if start else 1):  # the trace's first model call: the run so far
+        whole_run = trace.totals.model_calls == (0 if start else 1)  # the trace's first model call: the run so far
+        if whole_run:
             turns = prompt_calls.run_so_far(prompt)
         else:
             turn = prompt_calls.last_turn(prompt)
@@ -598,13 +600,16 @@ class BreakerEngine:
         seen = (position, tuple(call.call_id for call in calls))
         if scope.slots.get(_PROMPT_TURN) == seen:
             return None
+        if not whole_run and prompt_calls.follows_request(prompt, position):
+            scope.forget()  # the user asked again: a new run in the same trace (a chat's conversation), budgets kept
+            scope.tools.model_turn()  # the model call that asked for these calls, in the new run's history
         scope.slots[_PROMPT_TURN] = seen
         found: Verdict | None = None
         kept = model.attributes
         try:
             last = len(turns) - 1
             for number, (_, turn_calls) in enumerate(turns):
-                if number:  # an earlier turn's model call, which this trace did not see
+                if whole_run:  # the model call that asked for this turn's calls, which this trace did not see
                     scope.tools.model_turn()
                 found = self._prompt_turn(trace, scope, model, turn_calls, now, start, found, number == last)
                 if found is not None and found.action is not _WARN:

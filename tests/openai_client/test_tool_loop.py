@@ -128,11 +128,13 @@ def test_a_retried_request_counts_its_turn_once(rig: Rig) -> None:
     assert model.calls == 10
 
 
-def test_identical_calls_in_one_turn_count_once(rig: Rig) -> None:
-    """Three identical calls a turn (the model's parallel calls): one decision per turn, so the fifth turn trips."""
+@pytest.mark.parametrize("wrap", [True, False], ids=["in-a-span", "no-span"])
+def test_identical_calls_in_one_turn_count_once(rig: Rig, wrap: bool) -> None:
+    """Three identical calls a turn (the model's parallel calls): one decision per turn, so the fifth turn trips,
+    whether the turns are read one by one or all at once from an unwrapped call's prompt."""
     model = ScriptedModel(lambda messages: stuck(messages) * 3)
     with pytest.raises(spanbreaker.Tripped):
-        run_loop(rig, model, same_page)
+        run_loop(rig, model, same_page, wrap=wrap)
     assert model.calls == 5
 
 
@@ -204,6 +206,30 @@ def test_a_new_user_request_starts_a_new_run(rig: Rig) -> None:
                  {"role": "tool", "tool_call_id": "c9", "content": "same page"}]
     with pytest.raises(spanbreaker.Tripped):
         client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+
+
+def test_a_conversation_in_one_trace_starts_a_new_run_at_each_user_request(rig: Rig) -> None:
+    """A chat app's conversation in one trace: the user asks six times, the model looks the same thing up once per
+    request and answers. Six identical calls with the same result, but each for a new request: not a loop. The
+    same six calls within one request trip (the first test)."""
+    def assistant(messages: list[dict[str, Any]]) -> Reply:
+        return stuck(messages) if messages[-1]["role"] == "user" else "It will be published in March."
+
+    model = ScriptedModel(assistant)
+    client = client_for(model)
+    messages: list[dict[str, Any]] = []
+    with rig.provider.get_tracer("app").start_as_current_span("conversation"):
+        for question in range(6):
+            messages.append({"role": "user", "content": f"Any news on Acme's guidance? ({question})"})
+            for _ in range(3):
+                message = client.chat.completions.create(model="gpt-4o-mini", messages=messages,  # type: ignore[arg-type]
+                                                         tools=TOOLS).choices[0].message  # type: ignore[arg-type]
+                messages.append(message.model_dump(exclude_none=True))
+                if not message.tool_calls:
+                    break
+                messages += [{"role": "tool", "tool_call_id": call.id, "content": same_page({}, 0)}
+                             for call in message.tool_calls]
+    assert model.calls == 12 and not rig.tripped()
 
 
 def test_an_anthropic_loop_is_read_the_same_way() -> None:

@@ -106,6 +106,24 @@ def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     return _flattened(attributes)
 
 
+def follows_request(prompt: Prompt, position: int) -> bool:
+    """Whether the message before ``position`` (a turn's calls, as :func:`last_turn` gives it) is a user's request:
+    the turn is the first of a new run (the user asked again), so what the calls before it repeated is past."""
+    try:
+        if isinstance(prompt, str):
+            items: list[Any] | None = _messages(prompt)
+            decode: Callable[[Any], Any] = _decode
+        else:
+            items, decode = prompt, _as_is
+        if not items or not 0 < position < len(items):
+            return False
+        message = decode(items[position - 1])
+        return (isinstance(message, dict) and message.get("role") in ("user", "human")
+                and _results_in(message) is None)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, AttributeError, KeyError):
+        return False
+
+
 def last_turn(prompt: Prompt) -> tuple[int, list[PromptCall]] | None:
     """The tool calls of the prompt's last assistant turn that the prompt also answers, with the position of that
     turn's assistant message (a retried model call re-sends the same prompt: the engine counts a turn once).
