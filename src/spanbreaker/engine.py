@@ -589,10 +589,11 @@ class BreakerEngine:
         if prompt is None:
             return None
         whole_run = trace.totals.model_calls == (0 if start else 1)  # the trace's first model call: the run so far
+        after_request = False
         if whole_run:
             turns = prompt_calls.run_so_far(prompt)
         else:
-            turn = prompt_calls.last_turn(prompt)
+            turn, after_request = prompt_calls.last_turn_after(prompt)
             turns = [turn] if turn is not None else []
         if not turns:
             return None
@@ -600,7 +601,7 @@ class BreakerEngine:
         seen = (position, tuple(call.call_id for call in calls))
         if scope.slots.get(_PROMPT_TURN) == seen:
             return None
-        if not whole_run and prompt_calls.follows_request(prompt, position):
+        if after_request:
             scope.forget()  # the user asked again: a new run in the same trace (a chat's conversation), budgets kept
             scope.tools.model_turn()  # the model call that asked for these calls, in the new run's history
         scope.slots[_PROMPT_TURN] = seen

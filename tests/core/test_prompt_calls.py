@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import spanbreaker
-from spanbreaker.conventions.prompt_calls import PromptCall, last_turn, prompt_of, run_so_far
+from spanbreaker.conventions.prompt_calls import PromptCall, last_turn, last_turn_after, prompt_of, run_so_far
 
 
 def chat(calls: list[tuple[str, str, dict[str, Any], str]], tail: list[dict[str, Any]] | None = None) -> str:
@@ -92,6 +92,22 @@ def test_the_run_so_far_is_every_answered_turn_since_the_user_request() -> None:
     assert run_so_far(earlier) == [(position + 2, calls) for position, calls in expected]
     assert last_turn(text) == expected[-1]
     assert run_so_far(chat([("c1", "f", {}, "r")], [{"role": "user", "content": "thanks"}])) == []
+
+
+def test_whether_the_last_turn_follows_a_user_request() -> None:
+    """The first turn after a request opens a new run; a turn after another turn does not; the same reading gives
+    the turn itself, as last_turn does. Flattened (already decoded) messages and a malformed one alike."""
+    first = chat([("c1", "search", {"q": "a"}, "one")])
+    assert last_turn_after(first) == (last_turn(first), True)
+    second = chat([("c1", "search", {"q": "a"}, "one")], [
+        {"role": "assistant", "tool_calls": [{"id": "c2", "function": {"name": "open", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c2", "content": "two"}])
+    assert last_turn_after(second) == ((4, [PromptCall("c2", "open", "{}", "two")]), False)
+    messages = json.loads(first)["messages"]
+    assert last_turn_after(messages) == (last_turn(first), True)
+    assert last_turn_after([*messages[:1], 7, *messages[2:]]) == (last_turn(first), False)
+    assert last_turn_after(messages[2:]) == ((0, [PromptCall("c1", "search", '{"q": "a"}', "one")]), False)
+    assert last_turn_after('{"messages": [') == (None, False)
 
 
 def test_the_run_so_far_in_anthropic_responses_and_genai_shapes() -> None:

@@ -106,30 +106,20 @@ def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     return _flattened(attributes)
 
 
-def follows_request(prompt: Prompt, position: int) -> bool:
-    """Whether the message before ``position`` (a turn's calls, as :func:`last_turn` gives it) is a user's request:
-    the turn is the first of a new run (the user asked again), so what the calls before it repeated is past."""
-    try:
-        if isinstance(prompt, str):
-            items: list[Any] | None = _messages(prompt)
-            decode: Callable[[Any], Any] = _decode
-        else:
-            items, decode = prompt, _as_is
-        if not items or not 0 < position < len(items):
-            return False
-        message = decode(items[position - 1])
-        return (isinstance(message, dict) and message.get("role") in ("user", "human")
-                and _results_in(message) is None)
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, AttributeError, KeyError):
-        return False
-
-
 def last_turn(prompt: Prompt) -> tuple[int, list[PromptCall]] | None:
     """The tool calls of the prompt's last assistant turn that the prompt also answers, with the position of that
     turn's assistant message (a retried model call re-sends the same prompt: the engine counts a turn once).
     None when the prompt ends otherwise, or cannot be read."""
-    turns = _turns(prompt, MAX_TAIL, 1)
+    turns, _ = _turns(prompt, MAX_TAIL, 1)
     return turns[-1] if turns else None
+
+
+def last_turn_after(prompt: Prompt) -> tuple[tuple[int, list[PromptCall]] | None, bool]:
+    """:func:`last_turn`, and whether the message just before that turn is a user's request: the turn is then the
+    first of a new run (the user asked again), so what the calls before it repeated is past. One reading of the
+    prompt answers both."""
+    turns, after_request = _turns(prompt, MAX_TAIL, 1)
+    return (turns[-1] if turns else None), after_request
 
 
 def run_so_far(prompt: Prompt) -> list[tuple[int, list[PromptCall]]]:
@@ -139,29 +129,31 @@ def run_so_far(prompt: Prompt) -> list[tuple[int, list[PromptCall]]]:
     A loop with no span around it makes one trace per model call, and its prompt is then the only record of the
     run: this is what lets a trace of one model call see the calls before it. A user request ends the run read
     (what came before it answered an earlier request), as does anything that is not a turn of answered calls."""
-    return _turns(prompt, MAX_RUN_MESSAGES, MAX_RUN_MESSAGES)
+    return _turns(prompt, MAX_RUN_MESSAGES, MAX_RUN_MESSAGES)[0]
 
 
-def _turns(prompt: Prompt, depth: int, most: int) -> list[tuple[int, list[PromptCall]]]:
+def _turns(prompt: Prompt, depth: int, most: int) -> tuple[list[tuple[int, list[PromptCall]]], bool]:
     """Up to ``most`` answered turns read back from the prompt's end, at most ``depth`` messages back, oldest
-    first. What was read before a malformed message is kept; a prompt that cannot be decoded gives none."""
+    first, and whether a user's request comes just before the oldest of them. What was read before a malformed
+    message is kept; a prompt that cannot be decoded gives none."""
     items: list[Any] | None
     decode: Callable[[Any], Any]
     found: list[tuple[int, list[PromptCall]]] = []
+    after_request = False
     try:
         if isinstance(prompt, str):
             if len(prompt) > MAX_PROMPT_CHARS:
-                return found
+                return found, False
             for marker in MARKERS:
                 if prompt.rfind(marker) >= 0:  # from the end: the answers close the prompt's messages
                     break
             else:
-                return found
+                return found, False
             items, decode = _messages(prompt), _decode
         else:
             items, decode = prompt, _as_is
         if not items:
-            return found
+            return found, False
         index = len(items) - 1
         floor = max(-1, index - depth)
         while len(found) < most:
@@ -170,10 +162,18 @@ def _turns(prompt: Prompt, depth: int, most: int) -> list[tuple[int, list[Prompt
                 break
             found.append(turn)
             index = turn[0] - 1
+        if found and index >= 0:
+            before: Any = items[index]
+            after_request = _is_request(decode(before))
     except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError, AttributeError, KeyError):
         pass
     found.reverse()
-    return found
+    return found, after_request
+
+
+def _is_request(message: Any) -> bool:
+    """Whether a message is a user's request (a user message that carries no tool results)."""
+    return isinstance(message, dict) and message.get("role") in ("user", "human") and _results_in(message) is None
 
 
 def _as_is(message: Any) -> Any:
