@@ -74,11 +74,15 @@ class BreakerListener(Protocol):
 class TraceBreaker:
     """One trace's state machine. Not thread-safe by itself: the processor holds the trace lock."""
 
-    __slots__ = ("opened_at", "probe_span_id", "record", "state")
+    __slots__ = ("first", "opened_at", "probe_span_id", "record", "state")
 
     def __init__(self) -> None:
         self.state = BreakerState.CLOSED
         self.record: TripRecord | None = None
+        """The trip the breaker is open for (the latest, once a probe closed it and it tripped again)."""
+        self.first: TripRecord | None = None
+        """The trace's first trip, kept through recoveries: where an enforced run would have stopped (an observed
+        run goes on, and after ``half_open_after_s`` of its clock a probe can close the breaker for a later trip)."""
         self.opened_at = 0.0
         self.probe_span_id: int | None = None
 
@@ -99,6 +103,8 @@ class TraceBreaker:
         old = self.state
         if self.record is None or old is BreakerState.CLOSED:
             self.record = record
+        if self.first is None:
+            self.first = record
         self.state = BreakerState.OPEN
         self.opened_at = now
         self.probe_span_id = None
@@ -117,6 +123,6 @@ class TraceBreaker:
     def reset(self) -> BreakerState:
         old = self.state
         self.state = BreakerState.CLOSED
-        self.record = None
+        self.record = self.first = None
         self.probe_span_id = None
         return old

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from opentelemetry.trace import Status, StatusCode
 
-from .breaker import Admission, BreakerListener, BreakerState, TripRecord
+from .breaker import Admission, BreakerListener, BreakerState, TraceBreaker, TripRecord
 from .config import BreakerConfig
 from .conventions import classify, prompt_calls
 from .conventions import openinference as _oi
@@ -154,7 +154,8 @@ class BreakerEngine:
         self._cap = config.max_attribute_chars
         self.traces: OrderedDict[int, TraceState] = OrderedDict()
         """Live traces by id (LRU order). Read it through :meth:`trace` and :meth:`live_trace_ids` from outside."""
-        self._records: OrderedDict[int, TripRecord] = OrderedDict()
+        self._records: OrderedDict[int, TraceBreaker] = OrderedDict()
+        """The breakers of recently ended traces that tripped (bounded LRU), for their trip records."""
         self._sessions: OrderedDict[str, int] = OrderedDict()
         self._table_lock = threading.Lock()
         self._listeners: list[Any] = list(listeners)
@@ -201,11 +202,21 @@ class BreakerEngine:
         return len(self.traces)
 
     def trip_record(self, trace_id: int | str) -> TripRecord | None:
-        """The trip of a trace, live or recently ended (bounded LRU), or None."""
-        tid = to_trace_int(trace_id)
+        """The trip of a trace, live or recently ended (bounded LRU), or None: the latest, once a probe closed its
+        breaker and it tripped again."""
+        breaker = self._breaker_of(to_trace_int(trace_id))
+        return breaker.record if breaker is not None else None
+
+    def first_trip_record(self, trace_id: int | str) -> TripRecord | None:
+        """The first trip of a trace, live or recently ended, or None: where an enforced run would have stopped,
+        whatever the trace did after it (what replay reports)."""
+        breaker = self._breaker_of(to_trace_int(trace_id))
+        return breaker.first if breaker is not None else None
+
+    def _breaker_of(self, tid: int) -> TraceBreaker | None:
         trace = self.traces.get(tid)
         if trace is not None and trace.breaker.record is not None:
-            return trace.breaker.record
+            return trace.breaker
         return self._records.get(tid)
 
     def steer_record(self, trace_id: int | str) -> TripRecord | None:
@@ -556,9 +567,8 @@ class BreakerEngine:
         self._keep_record(trace)
 
     def _keep_record(self, trace: TraceState) -> None:
-        record = trace.breaker.record
-        if record is not None:
-            self._records[trace.trace_id] = record
+        if trace.breaker.record is not None:
+            self._records[trace.trace_id] = trace.breaker
             if len(self._records) > MAX_RECORDS:
                 self._records.popitem(last=False)
 
@@ -781,10 +791,15 @@ class BreakerEngine:
         breaker = trace.breaker
         record = breaker.record
         if record is not None:
+            first = breaker.first
             if kind is _LLM:
                 record.model_calls_after += 1
+                if first is not record and first is not None:
+                    first.model_calls_after += 1
             elif kind is _TOOL:
                 record.tool_calls_after += 1
+                if first is not record and first is not None:
+                    first.tool_calls_after += 1
         if self.shared is not None and breaker.state is _CLOSED:
             remote = self.guard(self.shared.remote_trip, trace.trace_id)
             if remote is not None:

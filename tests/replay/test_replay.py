@@ -47,6 +47,25 @@ def test_config_thresholds_apply_and_mode_is_forced_to_observe(tmp_path: Path) -
     assert not quiet.tripped
 
 
+def test_the_verdict_is_the_first_trip_where_the_observed_run_went_on_and_tripped_again(tmp_path: Path) -> None:
+    """Replay observes: the recorded run went on after the trip, and after ``half_open_after_s`` of its clock a
+    probe can close the breaker, and the next call over the budget trips again. The verdict is the first trip,
+    where an enforced run would have stopped, and what it saves counts from there (it reported the last trip,
+    saving only what came after that one: a budget trip at model call 301 of a 741-call run read as one at 334)."""
+    path = t.write_lines(tmp_path / "runs.jsonl", [t.request(t.healthy("long", steps=6))])
+    config = spanbreaker.BreakerConfig(max_model_calls=3, half_open_after_s=0.1)  # a probe a step after each trip
+    (verdict,) = replay([path], config)
+    assert verdict.detector == "call_budget" and verdict.reason == "4 model calls in this trace, budget 3"
+    assert verdict.step == "Step 4" and verdict.step_index == 3
+    assert (verdict.model_calls_after, verdict.tool_calls_after) == (8, 9)  # steps 5-12, and step 4's tool call
+    feeder = Feeder(config)
+    (trace,) = read_traces([path], lambda problem: None)
+    feeder.feed(trace)
+    first, latest = feeder.engine.first_trip_record(trace.trace_id), feeder.engine.trip_record(trace.trace_id)
+    assert first is not None and latest is not None and latest is not first  # it did trip again
+    feeder.shutdown()
+
+
 def _scenario_error_loop(h: Harness) -> None:
     with h.agent():
         for i in range(1, 9):

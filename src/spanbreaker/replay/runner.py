@@ -206,7 +206,7 @@ def _result(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence:
     if steer is not None:
         result.steer = {"detector": steer.detector, "reason": steer.reason, "step": steer.step,
                         "span_name": steer.span_name, "span_id": steer.span_id}
-    record = feeder.engine.trip_record(trace.trace_id)
+    record = feeder.engine.first_trip_record(trace.trace_id)  # where an enforced run stops
     if record is None:
         return result
     result.tripped = True
