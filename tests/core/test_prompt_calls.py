@@ -163,8 +163,8 @@ def test_bedrock_converse_run_so_far_and_a_new_request() -> None:
     text = converse(turns)
     assert [(p, [c.call_id for c in calls]) for p, calls in run_so_far(text)] == [(1, ["t0"]), (3, ["t1"]),
                                                                                    (5, ["t2"])]
-    asked_again = json.loads(text) + [{"role": "assistant", "content": [{"text": "Done."}]},
-                                      {"role": "user", "content": [{"text": "and now?"}]}]
+    asked_again = [*json.loads(text), {"role": "assistant", "content": [{"text": "Done."}]},
+                   {"role": "user", "content": [{"text": "and now?"}]}]
     assert last_turn(json.dumps(asked_again)) is None and run_so_far(json.dumps(asked_again)) == []
     stray = json.loads(converse([[("t1", "f", {}, [{"text": "r"}], "success")]]))
     stray[-1]["content"][0]["toolResult"]["toolUseId"] = "other"
