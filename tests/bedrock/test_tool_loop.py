@@ -22,6 +22,7 @@ from openinference.instrumentation.bedrock import BedrockInstrumentor
 
 import spanbreaker
 from spanbreaker.adapters.bedrock import ADAPTER
+from spanbreaker.conventions.prompt_calls import PromptCall, last_turn, prompt_of
 from spanbreaker.signals import Kind
 
 from ..genai_rig import Rig, make_rig
@@ -111,8 +112,13 @@ def test_the_spans_start_with_what_the_instrumentor_sets_after(rig: Rig) -> None
     assert loop(rig, model) == 1
     keys = rig.ledger.keys_at_start(Kind.LLM)
     assert len(keys) == 2 and all({"openinference.span.kind", "llm.model_name", "input.value"} <= k for k in keys)
-    second = rig.of_kind(Kind.LLM)[1].attributes["input.value"]  # type: ignore[index]
+    attributes = dict(rig.of_kind(Kind.LLM)[1].attributes or {})
+    second = attributes["input.value"]
     assert second.startswith("[") and '"toolResult"' in second and '"toolUse"' in second
+    expected = [PromptCall("tooluse_1", "search", '{"query": "acme 2026 guidance"}', same_page({}, 1))]
+    assert last_turn(prompt_of(attributes)) == (1, expected)  # type: ignore[arg-type]
+    flattened = {key: value for key, value in attributes.items() if key != "input.value"}
+    assert last_turn(prompt_of(flattened)) == (1, expected), "the flattened messages say the same"  # type: ignore[arg-type]
 
 
 def test_the_same_call_with_new_results_is_quiet(rig: Rig) -> None:
