@@ -1,5 +1,6 @@
 """OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios, and plain loops around
-the OpenAI client, LiteLLM and Gemini: how early the breaker stops a loop, and that look-alikes stay quiet.
+the OpenAI client, LiteLLM, Gemini and Bedrock's converse: how early the breaker stops a loop, and that
+look-alikes stay quiet.
 
 Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
 Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter; Agent Framework's stock
@@ -203,6 +204,40 @@ def _gemini_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
     return run
 
 
+def _bedrock_rig(**config: Any) -> Rig:
+    """A plain loop around boto3's ``bedrock-runtime`` ``converse``, traced by OpenInference's Bedrock instrumentor
+    and its adapter."""
+    from spanbreaker.adapters.bedrock import ADAPTER
+
+    rig = make_rig(**config)
+    ADAPTER.instrument(rig.provider, rig.processor)
+    return rig
+
+
+def _bedrock_run(queries: list[str] | None = None, stock: bool = False) -> Callable[[Rig], None]:
+    """:func:`_client_script` with ``converse`` (a scripted Bedrock Runtime on loopback), no span around the loop;
+    ``stock``: the instrumentor without the adapter (what the breaker saw before it)."""
+    from tests.bedrock.test_tool_loop import loop
+    from tests.openai_client.scripted import ScriptedModel
+
+    def run(rig: Rig) -> None:
+        from openinference.instrumentation.bedrock import BedrockInstrumentor
+
+        from spanbreaker.adapters.bedrock import ADAPTER
+
+        if stock:
+            ADAPTER.uninstrument()
+            BedrockInstrumentor().instrument(tracer_provider=rig.provider)
+        try:
+            loop(rig, ScriptedModel(_client_script(queries)), lambda arguments, n: "Central European Time (UTC+1)",
+                 wrap=False)
+        finally:
+            ADAPTER.uninstrument()
+            if BedrockInstrumentor().is_instrumented_by_opentelemetry:
+                BedrockInstrumentor().uninstrument()
+    return run
+
+
 def _oa_run(script: Any, handoff: bool = False, answer: Any = None) -> Callable[[Rig], None]:
     def run(rig: Rig) -> None:
         from agents import Agent, Runner
@@ -275,6 +310,9 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("plain LiteLLM loop, stock instrumentor (no adapter): same search", _litellm_rig, _litellm_run(stock=True), {}),
     ("plain Gemini loop (google-genai), no span around it: same search", _gemini_rig, _gemini_run(), {}),
     ("plain Gemini loop, no span around it: 6 queries, one answer (wide)", _gemini_rig, _gemini_run(WIDE), {}),
+    ("plain Bedrock loop (boto3 converse), no span around it: same search", _bedrock_rig, _bedrock_run(), {}),
+    ("plain Bedrock loop, no span around it: 6 queries, one answer (wide)", _bedrock_rig, _bedrock_run(WIDE), {}),
+    ("plain Bedrock loop, stock instrumentor (no adapter): same search", _bedrock_rig, _bedrock_run(stock=True), {}),
 ]
 
 

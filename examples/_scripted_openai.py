@@ -2,17 +2,21 @@
 
 It answers the real ``openai``, ``anthropic`` and ``google-genai`` clients' HTTP requests in process (an ``httpx``
 or ``httpx2`` transport: no socket, no network): OpenAI's Chat Completions and Responses endpoints, Anthropic's
-Messages, Gemini's ``generateContent``. The script is a function of the request's messages (or input items, or
-contents) returning the next reply: tool calls ``[(name, arguments), ...]`` or a final text. Each reply reports
-token usage, as a real server does.
+Messages, Gemini's ``generateContent``. boto3 sends through its own HTTP stack, which no such transport serves: for
+Bedrock Runtime's ``converse`` the model listens on loopback (:meth:`ScriptedModel.serve`, no network beyond it).
+The script is a function of the request's messages (or input items, or contents) returning the next reply: tool
+calls ``[(name, arguments), ...]`` or a final text. Each reply reports token usage, as a real server does.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import importlib
 import itertools
 import json
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 Reply = list[tuple[str, dict[str, Any]]] | str
@@ -62,6 +66,8 @@ class ScriptedModel:
             return self._message(body)
         if path.endswith(":generateContent"):
             return self._gemini(body)
+        if path.endswith("/converse"):
+            return self._converse(body)
         return self._completion(body)
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -123,9 +129,51 @@ class ScriptedModel:
                                   "totalTokenCount": 120 * self.calls + 20}, "modelVersion": self.model}
 
 
+    def _converse(self, body: dict[str, Any]) -> dict[str, Any]:
+        reply = self.script(list(body.get("messages") or []))
+        if isinstance(reply, str):
+            content: list[dict[str, Any]] = [{"text": reply}]
+        else:
+            content = [{"toolUse": {"toolUseId": f"tooluse_{next(self._ids)}", "name": name, "input": arguments}}
+                       for name, arguments in reply]
+        return {"output": {"message": {"role": "assistant", "content": content}},
+                "stopReason": "end_turn" if isinstance(reply, str) else "tool_use",
+                "usage": {"inputTokens": 120 * self.calls, "outputTokens": 20, "totalTokens": 120 * self.calls + 20},
+                "metrics": {"latencyMs": 1}}
+
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[str]:
+        """Serve this model over HTTP on loopback while the block runs; yields its base URL (boto3's
+        ``endpoint_url``). Bedrock Runtime's ``POST /model/{modelId}/converse`` is answered by :meth:`respond`."""
+        model = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                content = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                data = json.dumps(model.respond(self.path.split("?", 1)[0], content)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join()
+
+
 def tool_results(messages: list[dict[str, Any]]) -> int:
-    """How many tool results the messages (Chat Completions, Anthropic Messages), input items (Responses) or
-    contents (Gemini) carry."""
+    """How many tool results the messages (Chat Completions, Anthropic Messages, Bedrock Converse), input items
+    (Responses) or contents (Gemini) carry."""
     count = 0
     for m in messages:
         if not isinstance(m, dict):
@@ -133,8 +181,9 @@ def tool_results(messages: list[dict[str, Any]]) -> int:
         content = m.get("content")
         if m.get("role") == "tool" or m.get("type") == "function_call_output":
             count += 1
-        elif m.get("role") == "user" and isinstance(content, list):
-            count += sum(1 for block in content if isinstance(block, dict) and block.get("type") == "tool_result")
+        elif m.get("role") == "user" and isinstance(content, list):  # Anthropic tool_result, Bedrock toolResult
+            count += sum(1 for block in content if isinstance(block, dict) and (
+                block.get("type") == "tool_result" or "toolResult" in block))
         elif isinstance(m.get("parts"), list):
             count += sum(1 for part in m["parts"] if isinstance(part, dict) and (
                 "functionResponse" in part or "function_response" in part))

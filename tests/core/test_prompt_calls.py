@@ -151,6 +151,53 @@ def test_gemini_contents_in_the_sdks_and_the_rest_apis_spelling() -> None:
                                        PromptCall("", "g", "{}", '{"result": "two"}')])
 
 
+def converse(turns: list[list[tuple[str, str, dict[str, Any], list[dict[str, Any]], str]]]) -> str:
+    """What OpenInference's Bedrock instrumentor records as a Converse call's ``input.value``: the bare array of
+    the request's ``messages``, each turn ``[(toolUseId, name, input, result content, status), ...]``."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": [{"text": "go"}]}]
+    for turn in turns:
+        messages.append({"role": "assistant", "content": [{"text": "Let me look."}] + [
+            {"toolUse": {"toolUseId": i, "name": n, "input": a}} for i, n, a, _, _ in turn]})
+        messages.append({"role": "user", "content": [
+            {"toolResult": {"toolUseId": i, "content": c, "status": status}} for i, _, _, c, status in turn]})
+    return json.dumps(messages)
+
+
+def test_bedrock_converse_tool_use_and_tool_result_blocks() -> None:
+    """Text and JSON result blocks read as one text (JSON with sorted keys); ``status: error`` is an error result."""
+    text = converse([[("t1", "search", {"q": "a"}, [{"text": "page"}, {"json": {"b": 1, "a": [2]}}], "success"),
+                      ("t2", "read", {"b": 1, "a": 2}, [{"text": "No such file"}], "error")]])
+    assert last_turn(text) == (1, [PromptCall("t1", "search", '{"q": "a"}', 'page\n{"a": [2], "b": 1}'),
+                                   PromptCall("t2", "read", '{"a": 2, "b": 1}', "No such file", "ToolError")])
+    assert prompt_of({"input.value": text, "llm.input_messages.0.message.role": "user"}) == text
+
+
+def test_bedrock_converse_run_so_far_and_a_new_request() -> None:
+    """Every answered turn since the user's request; a user message of text is a request; an unanswered call, or a
+    result of another call, is left out."""
+    turns = [[(f"t{n}", "search", {"q": "a"}, [{"text": "same"}], "success")] for n in range(3)]
+    text = converse(turns)
+    assert [(p, [c.call_id for c in calls]) for p, calls in run_so_far(text)] == [(1, ["t0"]), (3, ["t1"]),
+                                                                                   (5, ["t2"])]
+    asked_again = [*json.loads(text), {"role": "assistant", "content": [{"text": "Done."}]},
+                   {"role": "user", "content": [{"text": "and now?"}]}]
+    assert last_turn(json.dumps(asked_again)) is None and run_so_far(json.dumps(asked_again)) == []
+    stray = json.loads(converse([[("t1", "f", {}, [{"text": "r"}], "success")]]))
+    stray[-1]["content"][0]["toolResult"]["toolUseId"] = "other"
+    assert last_turn(json.dumps(stray)) is None
+
+
+def test_malformed_bedrock_converse_blocks_read_as_nothing() -> None:
+    for content in ([{"toolResult": "x"}], [{"toolResult": {"content": None}}], [{"toolResult": {"content": 7}}],
+                    [{"toolResult": {"toolUseId": 3, "content": [None, 1, {"image": {}}]}}], ["toolResult"]):
+        for use in ({"toolUse": None}, {"toolUse": {"input": None}}, {"toolUse": []}, {"toolUse": {"toolUseId": 3}}):
+            text = json.dumps([{"role": "user", "content": [{"text": "go"}]},
+                               {"role": "assistant", "content": [use]}, {"role": "user", "content": content}])
+            found = last_turn(text)
+            assert found is None or all(isinstance(call, PromptCall) for call in found[1])
+            run_so_far(text)
+
+
 def flat(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """OpenInference's flattened input messages, as an instrumentor sets them on a span."""
     attributes: dict[str, Any] = {"openinference.span.kind": "LLM"}
@@ -211,10 +258,12 @@ def test_a_malformed_message_keeps_the_turns_read_after_it() -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.one_of(st.text(), st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8) | st.sampled_from(
-        ["tool", "assistant", "user", "tool_call_id", "tool_result", "function_call", "tool_call_response"]),
+        ["tool", "assistant", "user", "tool_call_id", "tool_result", "function_call", "tool_call_response",
+         "error"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
         ["role", "content", "tool_calls", "tool_call_id", "function", "name", "arguments", "id", "type", "parts",
-         "messages", "input", "tool_use_id", "call_id", "output", "is_error", "response"]), inner, max_size=5),
+         "messages", "input", "tool_use_id", "call_id", "output", "is_error", "response", "toolUse", "toolResult",
+         "toolUseId", "status", "text", "json"]), inner, max_size=5),
     max_leaves=30).map(json.dumps)))
 def test_anything_reads_as_a_turn_or_nothing_and_never_raises(text: str) -> None:
     text = text + ' "tool_call_id"' if not text.startswith(("{", "[")) else text

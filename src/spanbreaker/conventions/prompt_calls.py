@@ -23,6 +23,10 @@ Shapes read (only the turns read are decoded; the rest of the history is skipped
 * Google Gemini (``google-genai``; OpenInference's ``input.value`` is ``{"contents": [...], ...}``): a ``model``
   message whose ``parts`` hold ``function_call`` (``name``, ``args``, an optional ``id``), then a ``user`` message
   of ``function_response`` parts (``name``, ``response``); the REST API's camelCase spellings too;
+* AWS Bedrock Converse (OpenInference's Bedrock instrumentor records ``input.value`` as the bare array of the
+  request's ``messages``): an ``assistant`` message whose ``content`` holds ``toolUse`` blocks (``toolUseId``,
+  ``name``, ``input``), then a ``user`` message of ``toolResult`` blocks (``toolUseId``, ``content``: ``text`` or
+  ``json`` blocks, ``status``: ``error`` marks a failed call);
 * a bare JSON array of messages in any of these forms (what some instrumentors record);
 * OpenInference's flattened ``llm.input_messages.*`` attributes, where no request text is on the span yet
   (Google GenAI's instrumentor sets its request text only at the end).
@@ -46,9 +50,9 @@ from . import openinference as oi
 NAME = "prompt_calls"
 
 MARKERS = ('"tool_call_id"', '"tool_use_id"', '"tool_call_response"', '"function_call_output"',
-           '"function_response"', '"functionResponse"')
+           '"function_response"', '"functionResponse"', '"toolResult"')
 """Keys only a tool result carries in each shape: a prompt without any of them answers no tool call, and is not
-decoded at all (a chat without tools costs six substring scans per model call)."""
+decoded at all (a chat without tools costs seven substring scans per model call)."""
 MAX_PROMPT_CHARS = 4 * 1024 * 1024
 """Prompts longer than this are not read (past any model's context window; reading costs about a microsecond per
 kilobyte, as the instrumentor's own serialisation of the request does)."""
@@ -59,8 +63,8 @@ MAX_RUN_MESSAGES = 1024
 """Messages read back from a prompt's end for the run so far (:func:`run_so_far`): past every loop limit a
 detector counts to, and a bound on the work of reading one prompt."""
 ERROR_LABEL = "ToolError"
-"""The error of a result its own format marks as failed (Anthropic's ``is_error``): a fixed label, never text the
-tool wrote."""
+"""The error of a result its own format marks as failed (Anthropic's ``is_error``, Bedrock Converse's ``status``
+``error``): a fixed label, never text the tool wrote."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,10 +324,19 @@ def _results_in(message: dict[str, Any]) -> list[Answer] | None:
                 found.append((str(response.get("id") or ""), _text(response.get("response")), None))
         return found or None
     content = message.get("content")
-    if role == "user" and isinstance(content, list):  # Anthropic: a user message of tool_result blocks
-        found = [(str(block.get("tool_use_id") or ""),
-                  _text(block.get("content")), ERROR_LABEL if block.get("is_error") is True else None)
-                 for block in content if isinstance(block, dict) and block.get("type") == "tool_result"]
+    if role == "user" and isinstance(content, list):  # Anthropic / Bedrock Converse: tool_result / toolResult blocks
+        found = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_result":  # Anthropic
+                found.append((str(block.get("tool_use_id") or ""), _text(block.get("content")),
+                              ERROR_LABEL if block.get("is_error") is True else None))
+                continue
+            result = block.get("toolResult")  # Bedrock Converse
+            if isinstance(result, dict):
+                found.append((str(result.get("toolUseId") or ""), _converse_text(result.get("content")),
+                              ERROR_LABEL if result.get("status") == "error" else None))
         return found or None
     return None
 
@@ -353,6 +366,10 @@ def _calls_in(message: dict[str, Any]) -> list[tuple[str, str, str]] | None:
                 function = block.get("function_call", block.get("functionCall"))  # Gemini
                 if isinstance(function, dict):
                     calls.append(_call(function.get("id"), function.get("name"), function.get("args")))
+                    continue
+                use = block.get("toolUse")  # Bedrock Converse
+                if isinstance(use, dict):
+                    calls.append(_call(use.get("toolUseId"), use.get("name"), use.get("input")))
     return calls or None
 
 
@@ -373,3 +390,20 @@ def _text(content: Any) -> str:
     if content is None:
         return ""
     return json.dumps(content, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _converse_text(content: Any) -> str:
+    """A Bedrock Converse tool result's text: its ``text`` blocks as they are, its ``json`` blocks as JSON with
+    sorted keys (the same document reads the same however the application built it), joined; anything else as
+    :func:`_text` reads it."""
+    if not isinstance(content, list):
+        return _text(content)
+    parts: list[str] = []
+    for block in content:
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif isinstance(block, dict) and "json" in block:
+            parts.append(json.dumps(block["json"], sort_keys=True, ensure_ascii=False, default=str))
+        else:  # an image or a document: its JSON, so a different one reads as a different result
+            parts.append(json.dumps(block, sort_keys=True, ensure_ascii=False, default=str))
+    return "\n".join(parts)

@@ -1,14 +1,16 @@
 """A plain tool loop around a model client, knowing nothing about spanbreaker: ``opentelemetry-instrument python
-client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default), ``anthropic``, ``litellm`` or
-``google-genai``.
+client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default), ``anthropic``, ``litellm``,
+``google-genai`` or ``bedrock``.
 
 No agent framework: the application calls the client with tools (OpenAI's ``chat.completions.create``,
-Anthropic's ``messages.create``, ``litellm.completion``, Gemini's ``generate_content``), runs the search the model
+Anthropic's ``messages.create``, ``litellm.completion``, Gemini's ``generate_content``, boto3's
+``bedrock-runtime`` ``converse``), runs the search the model
 asks for and sends the result back, inside one span of its own (``LAUNCHER_APP_SPAN=none``: with no span around
 the loop, each model call a trace of its own). The launcher loads the client's OpenInference instrumentor (the
 extra of the same name brings it) and spanbreaker; the model keeps asking for the same search, the breaker reads
 the loop from the model calls' prompts and ``spanbreaker.Tripped`` comes out of the client's call. A scripted model
-(an in-process HTTP transport) stands in for the LLM. The last stdout line is a JSON summary, the same keys as
+(an in-process HTTP transport; for boto3, which has its own HTTP stack, a server on loopback) stands in for the
+LLM. The last stdout line is a JSON summary, the same keys as
 ``examples/launcher_app.py``.
 """
 
@@ -17,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,8 @@ from tests.launcher.apps._report import note_stop, report
 PAGE = "Acme Corp investor relations: guidance for 2026 comes in March."
 QUESTION = "What is Acme's 2026 revenue guidance?"
 calls = {"tool": 0}
+SERVED = ExitStack()
+"""Scripted models served on loopback for the run (Bedrock's), closed when it ends."""
 
 
 def openai_turn(model: ScriptedModel, through_litellm: bool = False) -> Callable[[list[Any]], bool]:
@@ -105,9 +109,34 @@ def gemini_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
     return turn
 
 
+def bedrock_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
+    """The same turn with boto3's ``bedrock-runtime`` client: ``converse`` with a ``toolConfig``, ``toolUse``
+    blocks, ``toolResult`` blocks. Dummy credentials: the scripted model on loopback checks none."""
+    import boto3
+
+    url = SERVED.enter_context(model.serve())
+    client = boto3.client("bedrock-runtime", endpoint_url=url, region_name="us-east-1",
+                          aws_access_key_id="offline", aws_secret_access_key="offline")
+    tools = {"tools": [{"toolSpec": {"name": "web_search", "inputSchema": {"json": {
+        "type": "object", "properties": {"query": {"type": "string"}}}}}}]}
+
+    def turn(messages: list[Any]) -> bool:
+        message = client.converse(modelId="anthropic.claude-3-5-sonnet-20240620-v1:0", messages=messages,
+                                  toolConfig=tools)["output"]["message"]
+        uses = [block["toolUse"] for block in message["content"] if "toolUse" in block]
+        if not uses:
+            return False
+        messages.append(message)
+        calls["tool"] += len(uses)
+        messages.append({"role": "user", "content": [
+            {"toolResult": {"toolUseId": use["toolUseId"], "content": [{"text": PAGE}]}} for use in uses]})
+        return True
+    return turn
+
+
 TURNS: dict[str, Callable[[ScriptedModel], Callable[[list[Any]], bool]]] = {
     "openai": openai_turn, "anthropic": anthropic_turn, "litellm": lambda model: openai_turn(model, True),
-    "google-genai": gemini_turn}
+    "google-genai": gemini_turn, "bedrock": bedrock_turn}
 
 
 def main() -> int:
@@ -116,6 +145,7 @@ def main() -> int:
     turn = TURNS[client](model)
     summary: dict[str, Any] = {"outcome": "answered", "exception": None, "detector": None}
     messages: list[Any] = [{"role": "user", "parts": [{"text": QUESTION}]} if client == "google-genai" else
+                           {"role": "user", "content": [{"text": QUESTION}]} if client == "bedrock" else
                            {"role": "user", "content": QUESTION}]
     try:
         around = nullcontext() if os.environ.get("LAUNCHER_APP_SPAN") == "none" else trace.get_tracer(
@@ -128,6 +158,8 @@ def main() -> int:
                 summary["outcome"] = "limit"
     except BaseException as exc:
         note_stop(summary, exc)
+    finally:
+        SERVED.close()
     summary.update(tool_calls=calls["tool"], model_calls=model.calls)
     report(summary)
     return 0
