@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -73,6 +73,18 @@ $(ADK_VENV)/.installed: pyproject.toml
 
 test-adk: $(ADK_VENV)/.installed
 	$(ADK_VENV)/bin/python -m pytest -q -o addopts=-ra tests/adk
+
+# Microsoft AutoGen in its own venv (.venv/autogen): autogen-core pins protobuf ~=5.29, below the dev tier's 7. Its
+# tests (tests/autogen, AutoGen's own spans with the adapter) are ignored by the default suite; CI runs this tier.
+AUTOGEN_VENV := $(VENV)/autogen
+$(AUTOGEN_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(AUTOGEN_VENV)
+	$(AUTOGEN_VENV)/bin/pip install -q --upgrade pip
+	$(AUTOGEN_VENV)/bin/pip install -q --no-compile -e '.[autogen]' 'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-autogen: $(AUTOGEN_VENV)/.installed
+	$(AUTOGEN_VENV)/bin/python -m pytest -q -o addopts=-ra tests/autogen
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

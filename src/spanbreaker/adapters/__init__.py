@@ -20,4 +20,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.strands",
     "spanbreaker.adapters.litellm",
     "spanbreaker.adapters.bedrock",
+    "spanbreaker.adapters.autogen",
 )

@@ -1,0 +1,82 @@
+"""Fixtures for the AutoGen tier (``make test-autogen``, its own venv): AutoGen's own spans on a private provider per
+test, the breaker, the AutoGen adapter on or off, OpenInference's OpenAI instrumentor for the model calls.
+
+AutoGen takes its tracer from the global provider on every span (``trace_tool_span``, ``trace_invoke_agent_span``),
+and the global provider can be set only once per process. So the session sets one global provider, a switchboard
+whose tracers start every span on the current test's own SDK provider (``genai_rig.make_rig``: the breaker, an
+exporter, a ledger), as the Google ADK tier does; OpenInference's OpenAI instrumentor is switched on once, on that
+switchboard, and makes the model-call spans under ``OpenAIChatCompletionClient`` (AutoGen makes none itself).
+
+``make_env(adapter=True, **config)``: ``adapter`` switches spanbreaker's AutoGen adapter on (what
+``spanbreaker.instrument()`` does) or leaves AutoGen stock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+
+from spanbreaker.adapters.autogen import ADAPTER
+
+from ..genai_rig import Rig, make_rig
+
+
+class _SwitchTracer(trace.Tracer):
+    def __init__(self, board: Switchboard, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.board, self.args, self.kwargs = board, args, kwargs
+
+    def _target(self) -> trace.Tracer:
+        provider = self.board.current.provider if self.board.current else trace.NoOpTracerProvider()
+        return provider.get_tracer(*self.args, **self.kwargs)
+
+    def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
+        return self._target().start_span(*args, **kwargs)
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target().start_as_current_span(*args, **kwargs)
+
+
+class Switchboard(trace.TracerProvider):
+    """The process's global provider: its tracers start spans on the current test's provider."""
+
+    current: Rig | None = None
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        return _SwitchTracer(self, args, kwargs)
+
+
+@pytest.fixture(scope="session")
+def switchboard() -> Iterator[Switchboard]:
+    from openinference.instrumentation.openai import OpenAIInstrumentor
+
+    board = Switchboard()
+    trace.set_tracer_provider(board)
+    assert trace.get_tracer_provider() is board, "another global tracer provider was set before the AutoGen tier"
+    OpenAIInstrumentor().instrument(tracer_provider=board)
+    yield board
+    OpenAIInstrumentor().uninstrument()
+
+
+@pytest.fixture
+def make_env(switchboard: Switchboard) -> Iterator[Callable[..., Rig]]:
+    made: list[Rig] = []
+
+    def make(adapter: bool = True, **overrides: Any) -> Rig:
+        assert not made, "one environment per test"
+        rig = make_rig(**overrides)
+        if adapter:
+            ADAPTER.instrument(switchboard, rig.processor)
+        else:
+            ADAPTER.uninstrument()
+        switchboard.current = rig
+        made.append(rig)
+        return rig
+
+    yield make
+    ADAPTER.uninstrument()
+    switchboard.current = None
+    for rig in made:
+        rig.provider.shutdown()
