@@ -323,7 +323,12 @@ class BreakerEngine:
                 signal: Any = None
                 if kind is _AGENT:
                     signal = agent_start(name, attributes, self._cap)
-                    scope, chain = trace.scope(signal.name), (*chain, signal.name)
+                    scope = trace.scope(signal.name)
+                    if up is None or up.kind is not _AGENT or not chain or chain[-1] != signal.name:
+                        chain = (*chain, signal.name)
+                    # else: the agent's span directly inside its own (the application's span named after the agent
+                    # around a framework's, or two instrumentors' spans for one run): one agent, not a re-entry. A
+                    # real re-entry comes through a call or a step of the agent, never directly.
                 kept = name if type(name) is not str or len(name) <= NAME_CHARS else name[:NAME_CHARS]
                 if kind is _CHAIN:
                     step = kept if isinstance(kept, str) else None

@@ -189,3 +189,28 @@ def test_team_model_call_budget(make_env: Any) -> None:
     assert caught.value.detector == "call_budget"
     assert model.calls == 3
     env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("value", ["false", "NO_CONTENT"])
+def test_content_capture_off_keeps_arguments_and_results_off_the_spans(make_env: Any, monkeypatch: Any,
+                                                                      value: str) -> None:
+    """The GenAI instrumentations' content switch set off: the adapter leaves the tool spans as AutoGen makes them
+    (no arguments, no result), so the loop is unknown and runs on; budgets still count and the stop still gets
+    out of the tool task."""
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", value)
+    env = make_env()
+    run(weather_agent(env, scripted(loop(calls=100)), iterations=12))
+    assert len(env.tool_bodies) == 12
+    env.assert_quiet()
+    tools = env.ran(Kind.TOOL)
+    assert tools and not any(key in span.attributes for span in tools
+                             for key in ("gen_ai.tool.call.arguments", "gen_ai.tool.call.result"))
+
+
+def test_content_capture_off_still_counts_budgets(make_env: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")
+    env = make_env(max_tool_calls=3)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted(loop(calls=100)), iterations=12))
+    assert caught.value.detector == "call_budget" and len(env.tool_bodies) == 3
+    env.assert_nothing_lost()

@@ -476,6 +476,20 @@ def test_delegation_cycle_trips_when_an_agent_reenters_its_chain(harness: Harnes
     assert caught.value.detector == "delegation_cycle"
 
 
+def test_an_agent_span_directly_inside_its_own_is_one_agent_not_a_cycle(harness: Harness) -> None:
+    """The application's span named after the agent (``analyst.run``, an agent by its name) around the framework's
+    ``invoke_agent analyst``, or two instrumentors' agent spans for one run: the same agent, directly nested, is
+    not a re-entry (it tripped delegation_cycle at the first call). Through one of its steps it still is."""
+    with harness.agent(name="analyst"), harness.agent(name="analyst"), harness.agent(name="analyst"):
+        harness.llm()
+        harness.tool("search", {"q": "a"}, "one")
+    assert harness.trips == []
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent(name="analyst"), harness.step(1), \
+            harness.agent(name="analyst"):
+        harness.llm()
+    assert caught.value.detector == "delegation_cycle"
+
+
 def test_normal_orchestrator_specialist_answer_is_quiet(harness: Harness) -> None:
     with harness.agent(name="orchestrator"):
         harness.llm()

@@ -29,6 +29,11 @@ this adapter fixes around (measured on autogen-agentchat / autogen-core 0.7.5; t
   ``stop_when_idle`` as an ``Exception`` carrier (the team then ends its stream with a ``RuntimeError`` naming it),
   and ``BaseGroupChat.run_stream`` raises the ``Tripped`` it carried instead of that ``RuntimeError``.
 
+The arguments and results go on spans AutoGen exports, as OpenInference's instrumentors put them on other frameworks'
+tool spans. ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` set to ``false`` (or ``NO_CONTENT`` /
+``EVENT_ONLY``: the GenAI instrumentations' switch) keeps them off, as AutoGen ships: calls are then unknown to the
+breaker, budgets still count them, and no loop is caught.
+
 A :class:`~spanbreaker.Steered` (an ``Exception``) needs nothing: AutoGen's workbench turns it into the tool's
 error result for the model. Model calls have no AutoGen span: they count when the model client's own
 instrumentor makes one (OpenInference's OpenAI instrumentor under ``OpenAIChatCompletionClient``). Every patch is
@@ -43,6 +48,7 @@ import importlib.util
 import inspect
 import json
 import logging
+import os
 import threading
 import weakref
 from collections.abc import AsyncIterator, Mapping
@@ -53,6 +59,7 @@ import opentelemetry.context as context_api
 from opentelemetry import trace as trace_api
 
 from ..errors import Tripped
+from ._deferred import Deferred
 from .base import PatchLog, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
@@ -63,6 +70,10 @@ SCOPE = "autogen-core"
 """The tracer AutoGen's ``trace_tool_span`` takes from the global provider when none is given."""
 TEAM_SCOPE = "spanbreaker.adapters.autogen"
 """The tracer of the span this adapter holds around a team run that has none."""
+
+CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+"""The GenAI instrumentations' content switch: these values keep tool arguments and results off AutoGen's spans."""
+NO_CONTENT = frozenset({"false", "no_content", "event_only"})
 
 RUN_JSON_PARAMETERS = ("self", "args", "cancellation_token", "call_id")
 STREAM_PARAMETER = "stream_queue"
@@ -98,12 +109,16 @@ async def _run_json(self: Any, args: Mapping[str, Any], cancellation_token: Any,
     from autogen_core.logging import ToolCallEvent
     from autogen_core.tools._base import trace_tool_span
 
-    tracer = StartAttributes(trace_api.get_tracer(SCOPE), SimpleNamespace(attributes={ARGUMENTS: _arguments(args)}))
-    with trace_tool_span(tool_name=self._name, tracer=tracer,  # type: ignore[arg-type]
+    content = os.environ.get(CAPTURE_CONTENT, "").strip().lower() not in NO_CONTENT
+    tracer: Any = trace_api.get_tracer(SCOPE)
+    if content:
+        tracer = StartAttributes(tracer, SimpleNamespace(attributes={ARGUMENTS: _arguments(args)}))
+    with trace_tool_span(tool_name=self._name, tracer=tracer,
                          tool_description=self._description, tool_call_id=call_id) as span:
         return_value = await self.run(self._args_type.model_validate(args), cancellation_token)
         result = self.return_value_as_string(return_value)
-        span.set_attribute(RESULT, result)
+        if content:
+            span.set_attribute(RESULT, result)
     logging.getLogger(EVENT_LOGGER_NAME).info(ToolCallEvent(tool_name=self.name, arguments=dict(args), result=result))
     return return_value
 
@@ -244,6 +259,7 @@ class AutoGenAdapter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._patches = PatchLog()
+        self._deferred = Deferred("autogen_agentchat")
 
     def available(self) -> bool:
         try:
@@ -252,8 +268,12 @@ class AutoGenAdapter:
             return False
 
     def instrument(self, tracer_provider: Any, processor: Any) -> None:
-        """Patch AutoGen (idempotent). Its spans stay on the provider AutoGen uses, the global one: the breaker
-        sees them where it is attached there (``spanbreaker.instrument()``, the launcher)."""
+        """Patch AutoGen, now or when the application imports it (idempotent). Its spans stay on the provider
+        AutoGen uses, the global one: the breaker sees them where it is attached there (``spanbreaker.instrument()``,
+        the launcher)."""
+        self._deferred.run_or_defer(self._instrument)
+
+    def _instrument(self) -> None:
         with self._lock:
             if self._patches:
                 return
@@ -266,6 +286,7 @@ class AutoGenAdapter:
                                "arguments or results", exc_info=True)
 
     def uninstrument(self) -> None:
+        self._deferred.cancel()
         with self._lock:
             self._patches.undo()
 
