@@ -80,7 +80,8 @@ AUTOGEN_VENV := $(VENV)/autogen
 $(AUTOGEN_VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(AUTOGEN_VENV)
 	$(AUTOGEN_VENV)/bin/pip install -q --upgrade pip
-	$(AUTOGEN_VENV)/bin/pip install -q --no-compile -e '.[autogen]' 'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	$(AUTOGEN_VENV)/bin/pip install -q --no-compile -e '.[autogen]' 'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24' \
+	  'openinference-instrumentation-autogen-agentchat>=0.1.22,<0.2'
 	touch $@
 
 test-autogen: $(AUTOGEN_VENV)/.installed

@@ -214,3 +214,35 @@ def test_content_capture_off_still_counts_budgets(make_env: Any, monkeypatch: An
         run(weather_agent(env, scripted(loop(calls=100)), iterations=12))
     assert caught.value.detector == "call_budget" and len(env.tool_bodies) == 3
     env.assert_nothing_lost()
+
+
+# ------------------------------------------------------------------------------ OpenInference's AutoGen instrumentor
+@pytest.fixture
+def openinference_autogen(switchboard: Any) -> Any:
+    """OpenInference's AutoGen instrumentor on as well (what the launcher does when it is installed): its TOOL span
+    ``<agent>.<tool>`` carries the call around autogen-core's own ``execute_tool`` span."""
+    from openinference.instrumentation.autogen_agentchat import AutogenAgentChatInstrumentor
+
+    instrumentor = AutogenAgentChatInstrumentor()
+    instrumentor.instrument(tracer_provider=switchboard)
+    yield instrumentor
+    instrumentor.uninstrument()
+
+
+def test_both_layers_count_a_tool_call_once(make_env: Any, openinference_autogen: Any) -> None:
+    """Two layers, one call: the budget counts it once (it counted each call twice, and ``max_tool_calls=3``
+    stopped the run at the 2nd search), and the loop is still caught (on the outer span, which carries the
+    arguments at start). Without the adapter a trip here leaves AutoGen waiting on its tool task, as above."""
+    env = make_env(max_tool_calls=3)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted(queries(WIDE))))
+    assert caught.value.detector == "call_budget" and len(env.tool_bodies) == 3
+    env.assert_nothing_lost()
+
+
+def test_both_layers_catch_the_loop(make_env: Any, openinference_autogen: Any) -> None:
+    env = make_env()
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted(loop(calls=100)), iterations=12))
+    assert caught.value.detector == "tool_repeat" and len(env.tool_bodies) == 4
+    env.assert_nothing_lost()
