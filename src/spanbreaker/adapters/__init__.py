@@ -19,4 +19,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.crewai",
     "spanbreaker.adapters.strands",
     "spanbreaker.adapters.litellm",
+    "spanbreaker.adapters.dspy",
 )
