@@ -1,13 +1,14 @@
-"""OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios, and plain loops around
-the OpenAI client, LiteLLM and Gemini: how early the breaker stops a loop, and that look-alikes stay quiet.
+"""OpenAI Agents SDK, pydantic-ai, Strands Agents, Microsoft Agent Framework and DSPy scenarios, and plain loops
+around the OpenAI client, LiteLLM and Gemini: how early the breaker stops a loop, and that look-alikes stay quiet.
 
 Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
 Strands Agents with their own GenAI spans, Strands with and without the spanbreaker adapter; Agent Framework's stock
 GenAI spans) driven by a scripted model, run twice on a fresh SDK provider: once enforcing (the run stops at the
 trip) and once in observe mode, where nothing is stopped and the framework's own limit ends the run (``max_turns``
 / ``request_limit`` / Strands' ``limits={"turns": ...}`` = LIMIT; Agent Framework's own 40 function-calling
-rounds; the plain loop's own 30 turns). "Calls" are model calls plus tool executions actually made, counted from
-the exported spans (a blocked span's call never ran; the plain loop's tools, which leave no span, as it ran them).
+rounds; the plain loop's own 30 turns; DSPy ReAct's ``max_iters``). "Calls" are model calls plus tool executions
+actually made, counted from the exported spans (a blocked span's call never ran; the plain loop's tools, which leave
+no span, as it ran them).
 
     python benchmarks/genai_scenarios.py
 """
@@ -203,6 +204,31 @@ def _gemini_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
     return run
 
 
+def _dspy_rig(**config: Any) -> Rig:
+    """A ``dspy.ReAct`` traced by OpenInference's DSPy instrumentor through its adapter."""
+    from spanbreaker.adapters.dspy import ADAPTER
+
+    rig = make_rig(**config)
+    ADAPTER.instrument(rig.provider, rig.processor)
+    return rig
+
+
+def _dspy_run(script: str, asynchronous: bool = False) -> Callable[[Rig], None]:
+    """``tests/dspy/scripted.py``'s agent on ``script`` (``max_iters`` = LIMIT), on DSPy's native engine; the tool
+    records its queries in the rig's ``tool_bodies``."""
+    from tests.dspy.scripted import agent
+
+    def run(rig: Rig) -> None:
+        from spanbreaker.adapters.dspy import ADAPTER
+
+        try:
+            with agent(script, max_iters=LIMIT, searches=rig.tool_bodies) as react:
+                react.run_async() if asynchronous else react()
+        finally:
+            ADAPTER.uninstrument()  # the next scenario instruments DSPy on its own provider
+    return run
+
+
 def _oa_run(script: Any, handoff: bool = False, answer: Any = None) -> Callable[[Rig], None]:
     def run(rig: Rig) -> None:
         from agents import Agent, Runner
@@ -275,6 +301,10 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("plain LiteLLM loop, stock instrumentor (no adapter): same search", _litellm_rig, _litellm_run(stock=True), {}),
     ("plain Gemini loop (google-genai), no span around it: same search", _gemini_rig, _gemini_run(), {}),
     ("plain Gemini loop, no span around it: 6 queries, one answer (wide)", _gemini_rig, _gemini_run(WIDE), {}),
+    ("DSPy ReAct: same search, same answer", _dspy_rig, _dspy_run("loop"), {}),
+    ("DSPy ReAct (`acall`): same search, same answer", _dspy_rig, _dspy_run("loop", asynchronous=True), {}),
+    ("DSPy ReAct: same search, new results each time (healthy)", _dspy_rig, _dspy_run("fresh"), {}),
+    ("DSPy ReAct: 10 queries, one answer (wide)", _dspy_rig, _dspy_run("wide"), {}),
 ]
 
 

@@ -11,6 +11,7 @@ Three scripts stand for the cases every detector is proven on:
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline, should DSPy import LiteLLM (its engine)
 
 import dspy
 from _scripted_dspy import ScriptedServer, finish, react_script, react_step
@@ -67,13 +69,15 @@ class Agent:
 
 
 @contextmanager
-def agent(script: str, *, engine: str | None = None, max_iters: int = MAX_ITERS) -> Iterator[Agent]:
-    """A ReAct agent on ``SCRIPTS[script]``; ``engine="litellm"`` sends DSPy's model calls through LiteLLM."""
+def agent(script: str, *, engine: str | None = None, max_iters: int = MAX_ITERS,
+          searches: list[str] | None = None) -> Iterator[Agent]:
+    """A ReAct agent on ``SCRIPTS[script]``; ``engine="litellm"`` sends DSPy's model calls through LiteLLM;
+    ``searches``: the list the tool records its queries in (a new one by default)."""
     model = ScriptedModel(react_script(SCRIPTS[script]), model="scripted")
     with ScriptedServer(model) as server:
         extra = {} if engine is None else {"engine": engine}
         lm = dspy.LM("openai/scripted", api_base=server.url, api_key="offline", cache=False, **extra)
-        searches: list[str] = []
+        searches = [] if searches is None else searches
         same = script == "loop" or script == "wide"
 
         def search(query: str) -> str:
