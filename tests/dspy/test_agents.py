@@ -151,3 +151,16 @@ def test_uninstrument_puts_dspy_back() -> None:
     assert not DSPyInstrumentor().is_instrumented_by_opentelemetry
     assert attach(rig.provider) is rig.processor
     rig.provider.shutdown()
+
+
+def test_steer_fails_the_first_repeat_into_reacts_observation_then_stops(make_dspy_rig: Callable[..., Rig]) -> None:
+    """``response="steer"``: the vetoed search fails with ``Steered`` (an ``Exception``), which ReAct writes into the
+    trajectory as the observation, so the model reads why; the next identical search stops the run."""
+    make_dspy_rig(response="steer")
+    with agent("loop") as looping, pytest.raises(spanbreaker.Tripped) as raised:
+        looping()
+    assert raised.value.detector == "tool_repeat"
+    assert len(looping.searches) == 4 and looping.model.calls == 6
+    trajectory = looping.model.requests[-1]["messages"][-1]["content"]
+    observation = trajectory[trajectory.index("[[ ## observation_4 ## ]]"):]
+    assert "Execution error in search" in observation and "This call was not run" in observation
