@@ -1,5 +1,5 @@
-"""OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework scenarios, and plain loops around
-the OpenAI client, LiteLLM, Gemini and Bedrock's converse: how early the breaker stops a loop, and that
+"""OpenAI Agents SDK, pydantic-ai, Strands Agents, Microsoft Agent Framework and DSPy scenarios, and plain loops
+around the OpenAI client, LiteLLM, Gemini and Bedrock's converse: how early the breaker stops a loop, and that
 look-alikes stay quiet.
 
 Each scenario is a real agent (the OpenAI Agents SDK with the real OpenInference instrumentor; pydantic-ai and
@@ -7,8 +7,9 @@ Strands Agents with their own GenAI spans, Strands with and without the spanbrea
 GenAI spans) driven by a scripted model, run twice on a fresh SDK provider: once enforcing (the run stops at the
 trip) and once in observe mode, where nothing is stopped and the framework's own limit ends the run (``max_turns``
 / ``request_limit`` / Strands' ``limits={"turns": ...}`` = LIMIT; Agent Framework's own 40 function-calling
-rounds; the plain loop's own 30 turns). "Calls" are model calls plus tool executions actually made, counted from
-the exported spans (a blocked span's call never ran; the plain loop's tools, which leave no span, as it ran them).
+rounds; the plain loop's own 30 turns; DSPy ReAct's ``max_iters``). "Calls" are model calls plus tool executions
+actually made, counted from the exported spans (a blocked span's call never ran; the plain loop's tools, which leave
+no span, as it ran them).
 
     python benchmarks/genai_scenarios.py
 """
@@ -214,6 +215,15 @@ def _bedrock_rig(**config: Any) -> Rig:
     return rig
 
 
+def _dspy_rig(**config: Any) -> Rig:
+    """A ``dspy.ReAct`` traced by OpenInference's DSPy instrumentor through its adapter."""
+    from spanbreaker.adapters.dspy import ADAPTER
+
+    rig = make_rig(**config)
+    ADAPTER.instrument(rig.provider, rig.processor)
+    return rig
+
+
 def _bedrock_run(queries: list[str] | None = None, stock: bool = False) -> Callable[[Rig], None]:
     """:func:`_client_script` with ``converse`` (a scripted Bedrock Runtime on loopback), no span around the loop;
     ``stock``: the instrumentor without the adapter (what the breaker saw before it)."""
@@ -235,6 +245,22 @@ def _bedrock_run(queries: list[str] | None = None, stock: bool = False) -> Calla
             ADAPTER.uninstrument()
             if BedrockInstrumentor().is_instrumented_by_opentelemetry:
                 BedrockInstrumentor().uninstrument()
+    return run
+
+
+def _dspy_run(script: str, asynchronous: bool = False) -> Callable[[Rig], None]:
+    """``tests/dspy/scripted.py``'s agent on ``script`` (``max_iters`` = LIMIT), on DSPy's native engine; the tool
+    records its queries in the rig's ``tool_bodies``."""
+    from tests.dspy.scripted import agent
+
+    def run(rig: Rig) -> None:
+        from spanbreaker.adapters.dspy import ADAPTER
+
+        try:
+            with agent(script, max_iters=LIMIT, searches=rig.tool_bodies) as react:
+                react.run_async() if asynchronous else react()
+        finally:
+            ADAPTER.uninstrument()  # the next scenario instruments DSPy on its own provider
     return run
 
 
@@ -313,6 +339,10 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("plain Bedrock loop (boto3 converse), no span around it: same search", _bedrock_rig, _bedrock_run(), {}),
     ("plain Bedrock loop, no span around it: 6 queries, one answer (wide)", _bedrock_rig, _bedrock_run(WIDE), {}),
     ("plain Bedrock loop, stock instrumentor (no adapter): same search", _bedrock_rig, _bedrock_run(stock=True), {}),
+    ("DSPy ReAct: same search, same answer", _dspy_rig, _dspy_run("loop"), {}),
+    ("DSPy ReAct (`acall`): same search, same answer", _dspy_rig, _dspy_run("loop", asynchronous=True), {}),
+    ("DSPy ReAct: same search, new results each time (healthy)", _dspy_rig, _dspy_run("fresh"), {}),
+    ("DSPy ReAct: 10 queries, one answer (wide)", _dspy_rig, _dspy_run("wide"), {}),
 ]
 
 

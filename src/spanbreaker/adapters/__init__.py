@@ -21,4 +21,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.litellm",
     "spanbreaker.adapters.bedrock",
     "spanbreaker.adapters.autogen",
+    "spanbreaker.adapters.dspy",
 )
