@@ -16,6 +16,7 @@ no span, as it ran them).
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -30,12 +31,19 @@ from tests.genai_rig import QUERIES, WIDE, Rig, make_rig
 LIMIT = 30
 
 
-def _oa_rig(**config: Any) -> Rig:
-    from spanbreaker.adapters.openai_agents import ADAPTER
+def _adapter_rig(module: str) -> Callable[..., Rig]:
+    """A rig with spanbreaker's adapter ``spanbreaker.adapters.<module>`` on its provider."""
 
-    rig = make_rig(**config)
-    ADAPTER.instrument(rig.provider, rig.processor)
-    return rig
+    def rig_with(**config: Any) -> Rig:
+        adapter = importlib.import_module(f"spanbreaker.adapters.{module}").ADAPTER
+        rig = make_rig(**config)
+        adapter.instrument(rig.provider, rig.processor)
+        return rig
+
+    return rig_with
+
+
+_oa_rig = _adapter_rig("openai_agents")
 
 
 def _pai_rig(version: int | None = None, **config: Any) -> Rig:
@@ -205,23 +213,8 @@ def _gemini_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
     return run
 
 
-def _bedrock_rig(**config: Any) -> Rig:
-    """A plain loop around boto3's ``bedrock-runtime`` ``converse``, traced by OpenInference's Bedrock instrumentor
-    and its adapter."""
-    from spanbreaker.adapters.bedrock import ADAPTER
-
-    rig = make_rig(**config)
-    ADAPTER.instrument(rig.provider, rig.processor)
-    return rig
-
-
-def _dspy_rig(**config: Any) -> Rig:
-    """A ``dspy.ReAct`` traced by OpenInference's DSPy instrumentor through its adapter."""
-    from spanbreaker.adapters.dspy import ADAPTER
-
-    rig = make_rig(**config)
-    ADAPTER.instrument(rig.provider, rig.processor)
-    return rig
+_bedrock_rig = _adapter_rig("bedrock")  # a plain loop around boto3's converse, OpenInference's Bedrock instrumentor
+_dspy_rig = _adapter_rig("dspy")  # a dspy.ReAct under OpenInference's DSPy instrumentor
 
 
 def _bedrock_run(queries: list[str] | None = None, stock: bool = False) -> Callable[[Rig], None]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -36,6 +37,22 @@ class Adapter(Protocol):
     def uninstrument(self) -> None:
         """Undo :meth:`instrument` exactly; a no-op when not instrumented."""
         ...
+
+
+class PendingAttributes:
+    """The attributes of the call whose span is about to start, for :class:`StartAttributes`: an adapter sets
+    :attr:`var` around the instrumentor's wrapper (a context variable: concurrent async calls on one thread each see
+    their own), and they are handed out once, so a span the call itself starts later gets nothing of them."""
+
+    def __init__(self, name: str) -> None:
+        self.var: ContextVar[dict[str, Any] | None] = ContextVar(name, default=None)
+
+    @property
+    def attributes(self) -> dict[str, Any] | None:
+        value = self.var.get()
+        if value is not None:
+            self.var.set(None)
+        return value
 
 
 class StartAttributes:

@@ -26,12 +26,11 @@ import functools
 import logging
 import weakref
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 
 from ._deferred import being_imported
 from ._hooked import HookedAdapter
-from .base import PatchLog, StartAttributes
+from .base import PatchLog, PendingAttributes, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
 
@@ -39,24 +38,9 @@ SCOPE = "openinference.instrumentation.bedrock"
 """The instrumentor's module, and the instrumentation scope of its spans."""
 FACTORY = "_model_converse_wrapper"
 """The instrumentor's module-level factory of a client's ``converse`` wrapper: ``FACTORY(tracer)(client)``."""
-_START: ContextVar[dict[str, Any] | None] = ContextVar("spanbreaker_bedrock_start", default=None)
-"""The start attributes of the call whose span is about to start (a context variable: concurrent async calls on one
-thread each see their own)."""
-
-
-class _Pending:
-    """What :class:`~.base.StartAttributes` adds to a span at start: the pending call's attributes, handed out once,
-    so a span started later inside the call (none today) gets nothing of it."""
-
-    @property
-    def attributes(self) -> dict[str, Any] | None:
-        value = _START.get()
-        if value is not None:
-            _START.set(None)
-        return value
-
-
-_PENDING = _Pending()
+_PENDING = PendingAttributes("spanbreaker_bedrock_start")
+_START = _PENDING.var
+"""The start attributes of the call whose span is about to start (:class:`~.base.PendingAttributes`)."""
 
 
 def _suppressed() -> bool:

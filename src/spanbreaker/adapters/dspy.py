@@ -28,11 +28,10 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import Any
 
 from ._hooked import HookedAdapter
-from .base import PatchLog, StartAttributes
+from .base import PatchLog, PendingAttributes, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
 
@@ -45,24 +44,9 @@ USAGE_KEYS = (("prompt_tokens", "llm.token_count.prompt"), ("completion_tokens",
 """DSPy's usage dict (OpenAI's names, whatever the engine) -> OpenInference's token-count attributes."""
 COST = "llm.cost.total"
 
-_START: ContextVar[dict[str, Any] | None] = ContextVar("spanbreaker_dspy_start", default=None)
-"""The start attributes of the tool call whose span is about to start (a context variable: concurrent ``acall``
-tasks each see their own)."""
-
-
-class _Pending:
-    """What :class:`~.base.StartAttributes` adds to a span at start: the pending tool call's attributes, handed out
-    once, so a span the tool itself starts (a model call inside it, a nested module) gets nothing of them."""
-
-    @property
-    def attributes(self) -> dict[str, Any] | None:
-        value = _START.get()
-        if value is not None:
-            _START.set(None)
-        return value
-
-
-_PENDING = _Pending()
+_PENDING = PendingAttributes("spanbreaker_dspy_start")
+_START = _PENDING.var
+"""The start attributes of the call whose span is about to start (:class:`~.base.PendingAttributes`)."""
 
 
 def _tool_attributes(wrapper: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:

@@ -23,31 +23,18 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from typing import Any
 
 from ._hooked import HookedAdapter
-from .base import PatchLog, StartAttributes
+from .base import PatchLog, PendingAttributes, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
 
 SCOPE = "openinference.instrumentation.litellm"
 """The instrumentor's module, and the instrumentation scope of its spans."""
-_START: ContextVar[dict[str, Any] | None] = ContextVar("spanbreaker_litellm_start", default=None)
-"""The start attributes of the call whose span is about to start (a context variable: concurrent ``acompletion``
-tasks on one thread each see their own)."""
-
-
-class _Pending:
-    """What :class:`~.base.StartAttributes` adds to a span at start: the pending call's attributes, handed out once,
-    so a span the call starts later (inside LiteLLM) gets nothing of it."""
-
-    @property
-    def attributes(self) -> dict[str, Any] | None:
-        value = _START.get()
-        if value is not None:
-            _START.set(None)
-        return value
+_PENDING = PendingAttributes("spanbreaker_litellm_start")
+_START = _PENDING.var
+"""The start attributes of the call whose span is about to start (:class:`~.base.PendingAttributes`)."""
 
 
 class _Recorder:
@@ -64,9 +51,6 @@ class _Recorder:
 
     def is_recording(self) -> bool:
         return True
-
-
-_PENDING = _Pending()
 
 
 def _start_attributes(extract: Callable[[Any, dict[str, Any]], None],
