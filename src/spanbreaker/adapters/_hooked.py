@@ -10,6 +10,7 @@ instrumentor, and what it patches.
 from __future__ import annotations
 
 import importlib.util
+import sys
 import threading
 from typing import Any
 
@@ -46,6 +47,18 @@ class HookedAdapter:
     def instrumenting(self, instrumentor: Any) -> bool:
         """Whether ``instrumentor`` is switching itself on right now, further up this thread's stack (the launcher
         loading it imported the framework, which ran this adapter): it is then left to finish on its own."""
+        return False
+
+    @staticmethod
+    def instrument_under_way(instrumentor: Any) -> bool:
+        """Whether ``instrumentor``'s own ``_instrument`` is on this thread's stack: for an instrumentor whose
+        ``_instrument`` imports the framework (LiteLLM's, DSPy's), the import that ran this adapter under the
+        launcher. An adapter whose instrumentor does that returns this from :meth:`instrumenting`."""
+        frame: Any = sys._getframe(1)
+        while frame is not None:
+            if frame.f_code.co_name == "_instrument" and frame.f_locals.get("self") is instrumentor:
+                return True
+            frame = frame.f_back
         return False
 
     def available(self) -> bool:

@@ -26,7 +26,6 @@ application imports it (:mod:`._deferred`).
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -147,12 +146,7 @@ class DSPyAdapter(HookedAdapter):
         this adapter, and the ``_instrument`` under way finishes switching the instrumentor on (switching it on
         again from here would wrap DSPy twice). The patches above are on the instrumentor's classes and DSPy's
         module, so they hold for the wrappers it is making."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            if frame.f_code.co_name == "_instrument" and frame.f_locals.get("self") is instrumentor:
-                return True
-            frame = frame.f_back  # type: ignore[assignment]
-        return False
+        return self.instrument_under_way(instrumentor)
 
 
 ADAPTER = DSPyAdapter()

@@ -21,7 +21,6 @@ application imports it (:mod:`._deferred`).
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -139,12 +138,7 @@ class LiteLLMAdapter(HookedAdapter):
         """The launcher's ``LiteLLMInstrumentor().instrument()`` imports LiteLLM from its ``_instrument``: that
         import ran this adapter, and the ``_instrument`` under way binds LiteLLM's functions to the patched methods
         right after it (switching it on again from here would make it wrap its own wrappers)."""
-        frame = sys._getframe(1)
-        while frame is not None:
-            if frame.f_code.co_name == "_instrument" and frame.f_locals.get("self") is instrumentor:
-                return True
-            frame = frame.f_back  # type: ignore[assignment]
-        return False
+        return self.instrument_under_way(instrumentor)
 
 
 ADAPTER = LiteLLMAdapter()
