@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -121,6 +122,31 @@ ARGUMENT_KEYS = ("input.value", "gen_ai.tool.call.arguments", "tool_arguments")
 """Where the instrumentors measured here put a tool call's arguments (OpenInference, GenAI, pydantic-ai v2)."""
 RESULT_KEYS = ("output.value", "gen_ai.tool.call.result", "tool_response")
 CONFORMANCE_DOC = "docs/conformance.md"
+
+
+class _SwitchTracer(trace.Tracer):
+    def __init__(self, board: Switchboard, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.board, self.args, self.kwargs = board, args, kwargs
+
+    def _target(self) -> trace.Tracer:
+        provider = self.board.current.provider if self.board.current else trace.NoOpTracerProvider()
+        return provider.get_tracer(*self.args, **self.kwargs)
+
+    def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
+        return self._target().start_span(*args, **kwargs)
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return self._target().start_as_current_span(*args, **kwargs)
+
+
+class Switchboard(trace.TracerProvider):
+    """A process's global provider for frameworks that trace through it (Google ADK, AutoGen: it can be set only
+    once per process): its tracers start spans on the current test's provider (:attr:`current`)."""
+
+    current: Rig | None = None
+
+    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
+        return _SwitchTracer(self, args, kwargs)
 
 
 def yes_no(value: bool) -> str:

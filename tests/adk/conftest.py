@@ -19,33 +19,9 @@ from typing import Any
 import pytest
 from opentelemetry import trace
 
-from ..genai_rig import Rig, make_rig
+from ..genai_rig import Rig, Switchboard, make_rig
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-
-
-class _SwitchTracer(trace.Tracer):
-    def __init__(self, board: Switchboard, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        self.board, self.args, self.kwargs = board, args, kwargs
-
-    def _target(self) -> trace.Tracer:
-        provider = self.board.current.provider if self.board.current else trace.NoOpTracerProvider()
-        return provider.get_tracer(*self.args, **self.kwargs)
-
-    def start_span(self, *args: Any, **kwargs: Any) -> trace.Span:
-        return self._target().start_span(*args, **kwargs)
-
-    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
-        return self._target().start_as_current_span(*args, **kwargs)
-
-
-class Switchboard(trace.TracerProvider):
-    """The process's global provider: its tracers start spans on the current test's provider."""
-
-    current: Rig | None = None
-
-    def get_tracer(self, *args: Any, **kwargs: Any) -> trace.Tracer:
-        return _SwitchTracer(self, args, kwargs)
 
 
 @pytest.fixture(scope="session")
