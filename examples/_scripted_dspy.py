@@ -2,7 +2,8 @@
 
 DSPy sends its model calls over HTTP (its own native engine by default, LiteLLM with ``engine="litellm"``), so the
 scripted OpenAI-compatible model (:mod:`_scripted_openai`) is served on a loopback port and DSPy is pointed at it:
-``dspy.LM("openai/scripted", api_base=server.url, api_key="offline", cache=False)``. Nothing else is stubbed: the
+``dspy.LM("openai/scripted", api_base=f"{url}/v1", api_key="offline", cache=False)`` inside ``with model.serve() as
+url``. Nothing else is stubbed: the
 requests go through DSPy's real engine, adapter and parser.
 
 ``dspy.ReAct`` asks for its next step in ChatAdapter's field format; :func:`react_step` and :func:`answer` write
@@ -12,12 +13,8 @@ replies in it. :func:`observations` reads how many tool results the trajectory i
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-
-from _scripted_openai import ScriptedModel
 
 Step = Callable[[int], str]
 """(tool results the trajectory holds) -> the reply to ReAct's next-step request."""
@@ -58,42 +55,3 @@ def react_script(step: Step, final: str = "Guidance will be published in March."
     def script(messages: list[dict[str, Any]]) -> str:
         return step(observations(messages)) if is_react_step(messages) else answer(final)
     return script
-
-
-class ScriptedServer:
-    """``model`` served over OpenAI's Chat Completions on 127.0.0.1 (a free port), in a daemon thread."""
-
-    def __init__(self, model: ScriptedModel) -> None:
-        self.model = model
-        served = model
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                data = json.dumps(served.respond(self.path, body)).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:  # quiet
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_port}/v1"
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> ScriptedServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

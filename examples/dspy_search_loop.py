@@ -13,7 +13,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline, should
 
 import dspy
 from _report import print_trip
-from _scripted_dspy import ScriptedServer, react_script, react_step
+from _scripted_dspy import react_script, react_step
 from _scripted_openai import ScriptedModel
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -39,8 +39,8 @@ def main() -> None:
 
     stuck = ScriptedModel(react_script(lambda seen: react_step("web_search", {"query": "acme 2026 revenue guidance"})),
                           model="stuck-model")
-    with ScriptedServer(stuck) as server:
-        lm = dspy.LM("openai/stuck-model", api_base=server.url, api_key="offline", cache=False)
+    with stuck.serve() as url:
+        lm = dspy.LM("openai/stuck-model", api_base=f"{url}/v1", api_key="offline", cache=False)
         dspy.configure(lm=lm)
         react = dspy.ReAct("question -> answer", tools=[web_search], max_iters=MAX_ITERS)
 

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # offline, should DSPy import LiteLLM (its engine)
 
 import dspy
-from _scripted_dspy import ScriptedServer, finish, react_script, react_step
+from _scripted_dspy import finish, react_script, react_step
 from _scripted_openai import ScriptedModel
 
 MAX_ITERS = 30
@@ -74,9 +74,9 @@ def agent(script: str, *, engine: str | None = None, max_iters: int = MAX_ITERS,
     """A ReAct agent on ``SCRIPTS[script]``; ``engine="litellm"`` sends DSPy's model calls through LiteLLM;
     ``searches``: the list the tool records its queries in (a new one by default)."""
     model = ScriptedModel(react_script(SCRIPTS[script]), model="scripted")
-    with ScriptedServer(model) as server:
+    with model.serve() as url:
         extra = {} if engine is None else {"engine": engine}
-        lm = dspy.LM("openai/scripted", api_base=server.url, api_key="offline", cache=False, **extra)
+        lm = dspy.LM("openai/scripted", api_base=f"{url}/v1", api_key="offline", cache=False, **extra)
         searches = [] if searches is None else searches
         same = script == "loop" or script == "wide"
 
