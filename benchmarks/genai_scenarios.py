@@ -217,10 +217,14 @@ _bedrock_rig = _adapter_rig("bedrock")  # a plain loop around boto3's converse, 
 _dspy_rig = _adapter_rig("dspy")  # a dspy.ReAct under OpenInference's DSPy instrumentor
 
 
-def _bedrock_run(queries: list[str] | None = None, stock: bool = False) -> Callable[[Rig], None]:
-    """:func:`_client_script` with ``converse`` (a scripted Bedrock Runtime on loopback), no span around the loop;
-    ``stock``: the instrumentor without the adapter (what the breaker saw before it)."""
-    from tests.bedrock.test_tool_loop import loop
+def _bedrock_run(queries: list[str] | None = None, stock: bool = False, invoke: bool = False) -> Callable[[Rig], None]:
+    """:func:`_client_script` with ``converse`` (``invoke``: ``invoke_model`` with Claude's body) on a scripted
+    Bedrock Runtime on loopback, no span around the loop; ``stock``: the instrumentor without the adapter (what the
+    breaker saw before it)."""
+    from tests.bedrock.test_tool_loop import invoke_loop
+    from tests.bedrock.test_tool_loop import loop as converse_loop
+
+    loop = invoke_loop if invoke else converse_loop
     from tests.openai_client.scripted import ScriptedModel
 
     def run(rig: Rig) -> None:
@@ -332,6 +336,10 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("plain Bedrock loop (boto3 converse), no span around it: same search", _bedrock_rig, _bedrock_run(), {}),
     ("plain Bedrock loop, no span around it: 6 queries, one answer (wide)", _bedrock_rig, _bedrock_run(WIDE), {}),
     ("plain Bedrock loop, stock instrumentor (no adapter): same search", _bedrock_rig, _bedrock_run(stock=True), {}),
+    ("plain Bedrock loop on invoke_model (Claude's body), no span around it: same search", _bedrock_rig,
+     _bedrock_run(invoke=True), {}),
+    ("plain Bedrock loop on invoke_model, stock instrumentor (no adapter): same search", _bedrock_rig,
+     _bedrock_run(stock=True, invoke=True), {}),
     ("DSPy ReAct: same search, same answer", _dspy_rig, _dspy_run("loop"), {}),
     ("DSPy ReAct (`acall`): same search, same answer", _dspy_rig, _dspy_run("loop", asynchronous=True), {}),
     ("DSPy ReAct: same search, new results each time (healthy)", _dspy_rig, _dspy_run("fresh"), {}),

@@ -62,7 +62,7 @@ class ScriptedModel:
         self.requests.append(body)
         if path.endswith("/responses"):
             return self._response(body)
-        if path.endswith("/messages"):
+        if path.endswith("/messages") or path.endswith("/invoke"):  # Anthropic, or Claude on Bedrock's invoke_model
             return self._message(body)
         if path.endswith(":generateContent"):
             return self._gemini(body)
@@ -116,7 +116,6 @@ class ScriptedModel:
         return {"id": f"msg_{self.calls}", "type": "message", "role": "assistant", "model": self.model,
                 "content": content, "stop_reason": "end_turn" if isinstance(reply, str) else "tool_use",
                 "stop_sequence": None, "usage": {"input_tokens": 120 * self.calls, "output_tokens": 20}}
-
 
     def _gemini(self, body: dict[str, Any]) -> dict[str, Any]:
         reply = self.script(list(body.get("contents") or []))

@@ -7,6 +7,7 @@ the model is the only stub: a scripted Bedrock Runtime answering ``POST /model/{
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -178,17 +179,20 @@ def test_an_instrumentor_the_application_switched_on_first_is_patched_in_place()
     try:
         with ScriptedModel(stuck, model=MODEL_ID).serve() as first_url:
             early = bedrock_client(first_url)
-            stock = vars(early)["converse"]
+            stock, stock_invoke = vars(early)["converse"], vars(early)["invoke_model"]
             ADAPTER.instrument(made.provider, made.processor)
-            assert vars(early)["converse"] is not stock
+            assert vars(early)["converse"] is not stock and vars(early)["invoke_model"] is not stock_invoke
             with pytest.raises(spanbreaker.Tripped):
                 run_loop(made, early, same_page)
+            with pytest.raises(spanbreaker.Tripped):  # the same early client on invoke_model, in a new trace
+                run_invoke_loop(made, early, same_page)
         model = ScriptedModel(stuck, model=MODEL_ID)
         with pytest.raises(spanbreaker.Tripped):
             loop(made, model)
         assert model.calls == 5
         ADAPTER.uninstrument()
         assert vars(early)["converse"] is stock, "the early client has the instrumentor's wrapper back"
+        assert vars(early)["invoke_model"] is stock_invoke
         assert BedrockInstrumentor().is_instrumented_by_opentelemetry, "the application's instrumentor stays on"
     finally:
         ADAPTER.uninstrument()
@@ -261,3 +265,73 @@ def test_the_launchers_order_the_instrumentor_importing_botocore_itself() -> Non
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "tripped tool_repeat 5", done.stdout[-2000:] + done.stderr[-2000:]
+
+
+# ------------------------------------------------------------------------------------------------ invoke_model
+INVOKE_TOOLS = [{"name": "search", "description": "Search the web.", "input_schema": {
+    "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}]
+
+
+def run_invoke_loop(rig: Rig, client: Any, result: Callable[[dict[str, Any], int], str], *, wrap: bool = True) -> int:
+    """The same agent on ``invoke_model`` with Claude's own body (Anthropic's Messages: ``tool_use`` blocks, then
+    ``tool_result`` blocks); returns the tools run."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "find it"}]
+    ran = 0
+    with rig.provider.get_tracer("app").start_as_current_span("research") if wrap else nullcontext():
+        for _ in range(TURNS):
+            body = json.dumps({"anthropic_version": "bedrock-2023-05-31", "max_tokens": 512, "messages": messages,
+                               "tools": INVOKE_TOOLS})
+            reply = json.loads(client.invoke_model(modelId=MODEL_ID, body=body)["body"].read())
+            uses = [block for block in reply["content"] if block.get("type") == "tool_use"]
+            if not uses:
+                return ran
+            messages.append({"role": "assistant", "content": reply["content"]})
+            answers = []
+            for use in uses:
+                ran += 1
+                rig.tool_bodies.append(str(use["input"]))
+                answers.append({"type": "tool_result", "tool_use_id": use["id"], "content": result(use["input"], ran)})
+            messages.append({"role": "user", "content": answers})
+    return ran
+
+
+def invoke_loop(rig: Rig, model: ScriptedModel, result: Callable[[dict[str, Any], int], str] = same_page,
+                wrap: bool = True) -> int:
+    with model.serve() as url:
+        return run_invoke_loop(rig, bedrock_client(url), result, wrap=wrap)
+
+
+@pytest.mark.parametrize("wrap", [True, False], ids=["in-a-span", "no-span"])
+def test_an_invoke_model_loop_is_stopped_before_the_sixth_request_is_sent(rig: Rig, wrap: bool) -> None:
+    """Claude on ``invoke_model``: the span starts with the instrumentor's reading of the body, the loop is read
+    from its Anthropic messages, and the sixth request is vetoed (stock: its span started bare, 30 of 30 ran)."""
+    model = ScriptedModel(stuck, model=MODEL_ID)
+    with pytest.raises(spanbreaker.Tripped) as raised:
+        invoke_loop(rig, model, wrap=wrap)
+    assert raised.value.detector == "tool_repeat" and raised.value.evidence["calls_from_prompt"] is True
+    assert model.calls == 5 and len(rig.tool_bodies) == 5
+    assert [s.name for s in rig.blocked()] == ["bedrock.invoke_model"]
+    rig.assert_nothing_lost()
+
+
+def test_an_invoke_model_run_of_different_queries_is_quiet(rig: Rig) -> None:
+    model = ScriptedModel(lambda messages: [("search", {"query": f"q{tool_results(messages)}"})]
+                          if tool_results(messages) < 6 else "Done.", model=MODEL_ID)
+    assert invoke_loop(rig, model, wrap=False) == 6
+    rig.assert_quiet()
+    rig.assert_nothing_lost()
+
+
+def test_the_stock_instrumentor_starts_invoke_model_spans_bare() -> None:
+    """What the adapter is for, pinned: without it the span has nothing at start and the loop runs to its end."""
+    made = make_rig()
+    BedrockInstrumentor().instrument(tracer_provider=made.provider)
+    model = ScriptedModel(stuck, model=MODEL_ID)
+    try:
+        assert invoke_loop(made, model) == TURNS
+    finally:
+        BedrockInstrumentor().uninstrument()
+        made.provider.shutdown()
+    starts = [keys for name, _, keys in made.ledger.started.values() if name == "bedrock.invoke_model"]
+    assert len(starts) == TURNS and all(keys == frozenset() for keys in starts), "a span carried something"
+    made.assert_quiet()

@@ -12,7 +12,7 @@ inherited), in reverse order, even when the instrumentor patched the same attrib
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -37,6 +37,23 @@ class Adapter(Protocol):
     def uninstrument(self) -> None:
         """Undo :meth:`instrument` exactly; a no-op when not instrumented."""
         ...
+
+
+class AttributeRecorder:
+    """Stands in for a span while an instrumentor's own extractor names a call's attributes (an adapter runs it
+    before the span starts, where the instrumentor runs it just after)."""
+
+    def __init__(self) -> None:
+        self.attributes: dict[str, Any] = {}
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.attributes[key] = value
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        self.attributes.update(attributes)
+
+    def is_recording(self) -> bool:
+        return True
 
 
 class PendingAttributes:

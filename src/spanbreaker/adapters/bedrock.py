@@ -1,5 +1,5 @@
-"""AWS Bedrock adapter: OpenInference's Bedrock instrumentor on the breaker's provider, its ``converse`` spans
-saying what they are when they start.
+"""AWS Bedrock adapter: OpenInference's Bedrock instrumentor on the breaker's provider, its ``converse`` and
+``invoke_model`` spans saying what they are when they start.
 
 What this adapter fixes around (measured on boto3/botocore 1.44 with openinference-instrumentation-bedrock 0.1.61;
 pinned by ``tests/bedrock/test_tool_loop.py``): the instrumentor wraps each ``bedrock-runtime`` client as boto3
@@ -13,8 +13,10 @@ counts when it starts and a loop read from its messages is vetoed before the req
 The instrumentor builds each client's wrapper from a module-level factory (``_model_converse_wrapper(tracer)``)
 when the client is created; the adapter replaces that factory, so it works whichever was switched on first, the
 instrumentor or spanbreaker. Clients the instrumentor wrapped before the adapter was there are re-wrapped in place.
-``converse_stream`` needs nothing: its span starts with its request. ``invoke_model`` (the older API, a
-model-specific body) is left as the instrumentor makes it: its span starts bare and is not seen as a model call.
+``invoke_model`` (the older API, a model-specific body: Anthropic's Messages for Claude, Nova's, OpenAI's Chat
+Completions ...) is fixed the same way (its span, ``bedrock.invoke_model``, started bare too): the instrumentor's
+own body reader names the request at start, for a body given as text or bytes (a file-like body is left to the
+instrumentor, which reads it once). ``converse_stream`` needs nothing: its span starts with its request.
 
 Everything Bedrock-specific stays in this module; botocore is imported only when instrumenting, and not before the
 application imports it (:mod:`._deferred`).
@@ -30,7 +32,7 @@ from typing import Any
 
 from ._deferred import being_imported
 from ._hooked import HookedAdapter
-from .base import PatchLog, PendingAttributes, StartAttributes
+from .base import AttributeRecorder, PatchLog, PendingAttributes, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
 
@@ -38,6 +40,8 @@ SCOPE = "openinference.instrumentation.bedrock"
 """The instrumentor's module, and the instrumentation scope of its spans."""
 FACTORY = "_model_converse_wrapper"
 """The instrumentor's module-level factory of a client's ``converse`` wrapper: ``FACTORY(tracer)(client)``."""
+INVOKE_FACTORIES = ("_model_invocation_wrapper", "_async_model_invocation_wrapper")
+"""The factories of a client's ``invoke_model`` wrapper, sync and async (aiobotocore)."""
 _PENDING = PendingAttributes("spanbreaker_bedrock_start")
 _START = _PENDING.var
 """The start attributes of the call whose span is about to start (:class:`~.base.PendingAttributes`)."""
@@ -51,7 +55,7 @@ def _suppressed() -> bool:
 
 
 def _start_attributes(kwargs: dict[str, Any]) -> dict[str, Any] | None:
-    """The attributes the instrumentor sets just after the span starts, computed by its own extractor."""
+    """The attributes the instrumentor sets just after a ``converse`` span starts, computed by its own extractor."""
     if _suppressed():  # the wrapper starts no span: nothing to compute
         return None
     try:
@@ -63,9 +67,38 @@ def _start_attributes(kwargs: dict[str, Any]) -> dict[str, Any] | None:
         return None
 
 
-def _patched_factory(stock: Callable[[Any], Callable[[Any], Any]]) -> Callable[[Any], Callable[[Any], Any]]:
-    """The instrumentor's factory, its tracer adding the pending start attributes, the call's attributes pending
-    while the stock wrapper runs."""
+def _invoke_start_attributes(kwargs: dict[str, Any]) -> dict[str, Any] | None:
+    """The attributes the instrumentor sets just after an ``invoke_model`` span starts, by its own readers of the
+    body (Anthropic's Messages for a Claude model, its per-family reader otherwise). Only a body given as text or
+    bytes: a file-like one is read by the instrumentor once, and reading it here first could consume it."""
+    body = kwargs.get("body")
+    if _suppressed() or not isinstance(body, str | bytes | bytearray):
+        return None
+    try:
+        from openinference.instrumentation.bedrock.utils import _extract_invoke_model_attributes as invoke
+        from openinference.instrumentation.bedrock.utils.anthropic import _attributes as anthropic
+        from openinference.instrumentation.bedrock.utils.json_utils import parse_invoke_model_body
+
+        request = parse_invoke_model_body(body)
+        model_id = str(kwargs.get("modelId"))
+        recorder = AttributeRecorder()
+        if invoke.is_claude_message_api(model_id):
+            anthropic.set_input_attributes(recorder, request, model_id)  # type: ignore[arg-type]
+        else:
+            invoke.set_input_attributes(recorder, request, kwargs)  # type: ignore[arg-type]
+        return recorder.attributes or None
+    except Exception:  # an odd body: its span starts as the instrumentor makes it
+        logger.debug("spanbreaker could not read a Bedrock invoke_model request at start", exc_info=True)
+        return None
+
+
+Factory = Callable[[Any], Callable[[Any], Any]]
+"""An instrumentor factory: ``factory(tracer)(client)`` is the client's wrapped method."""
+
+
+def _patched_factory(stock: Factory, extract: Callable[[dict[str, Any]], dict[str, Any] | None]) -> Factory:
+    """The instrumentor's factory, its tracer adding the pending start attributes, the call's attributes
+    (``extract(kwargs)``) pending while the stock wrapper runs."""
 
     def factory(tracer: Any) -> Callable[[Any], Any]:
         if not isinstance(tracer, StartAttributes):
@@ -76,22 +109,22 @@ def _patched_factory(stock: Callable[[Any], Callable[[Any], Any]]) -> Callable[[
             instrumented = make(client)
             if hasattr(client, "__aenter__"):  # aiobotocore: the stock wrapper's own test for an async client
                 @functools.wraps(instrumented)
-                async def converse_async(*args: Any, **kwargs: Any) -> Any:
-                    token = _START.set(_start_attributes(kwargs))
+                async def call_async(*args: Any, **kwargs: Any) -> Any:
+                    token = _START.set(extract(kwargs))
                     try:
                         return await instrumented(*args, **kwargs)
                     finally:
                         _START.reset(token)
-                return converse_async
+                return call_async
 
             @functools.wraps(instrumented)
-            def converse(*args: Any, **kwargs: Any) -> Any:
-                token = _START.set(_start_attributes(kwargs))
+            def call(*args: Any, **kwargs: Any) -> Any:
+                token = _START.set(extract(kwargs))
                 try:
                     return instrumented(*args, **kwargs)
                 finally:
                     _START.reset(token)
-            return converse
+            return call
         return wrap_client
 
     factory.__wrapped__ = stock  # type: ignore[attr-defined]
@@ -105,8 +138,8 @@ class BedrockAdapter(HookedAdapter):
 
     def __init__(self) -> None:
         super().__init__()
-        self._rewrapped: weakref.WeakKeyDictionary[Any, tuple[Any, Any]] = weakref.WeakKeyDictionary()
-        """Clients re-wrapped in place -> (the instrumentor's wrapper they held, the adapter's)."""
+        self._rewrapped: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+        """Clients re-wrapped in place -> per method, (the instrumentor's wrapper it held, the adapter's)."""
         self._trigger: Any = None
         """The pass-through around ``ClientCreator.create_client`` that patches the factory at the first client
         (see :meth:`_instrument`), while armed."""
@@ -133,10 +166,14 @@ class BedrockAdapter(HookedAdapter):
 
         if self._factory_patched:
             return
-        patched = _patched_factory(getattr(module, FACTORY))
-        patches.patch(module, FACTORY, patched)
+        made: dict[str, Factory] = {}
+        for name, extract in ((FACTORY, _start_attributes), *((n, _invoke_start_attributes) for n in INVOKE_FACTORIES)):
+            stock = getattr(module, name, None)
+            if callable(stock):
+                made[name] = _patched_factory(stock, extract)
+                patches.patch(module, name, made[name])
         self._factory_patched = True
-        self._rewrap_existing(module, patched)
+        self._rewrap_existing(module, made)
 
     def _arm_trigger(self) -> None:
         from botocore.client import ClientCreator
@@ -156,33 +193,36 @@ class BedrockAdapter(HookedAdapter):
         self._trigger = (original, FunctionWrapper(original, first_client))
         ClientCreator.create_client = self._trigger[1]
 
-    def _rewrap_existing(self, module: Any, patched: Callable[[Any], Callable[[Any], Any]]) -> None:
+    def _rewrap_existing(self, module: Any, made: dict[str, Factory]) -> None:
         """Clients the instrumentor wrapped before the patch (the application created one, then called
-        ``spanbreaker.instrument()``): their ``converse`` is rebuilt from the patched factory, on the instrumentor's
-        tracer, around the same unwrapped method."""
+        ``spanbreaker.instrument()``): their ``converse`` and ``invoke_model`` are rebuilt from the patched factories,
+        on the instrumentor's tracer, around the same unwrapped methods."""
         tracer = getattr(module.BedrockInstrumentor(), "_tracer", None)
         if tracer is None:
             return
         for client in list(getattr(module, "_instrumented_clients", ())):
-            held = vars(client).get("converse")
-            if held is None or "_unwrapped_converse" not in vars(client):
-                continue
-            try:
-                mine = patched(tracer)(client)
-            except Exception:
-                logger.debug("spanbreaker could not re-wrap a Bedrock client", exc_info=True)
-                continue
-            client.converse = mine
-            self._rewrapped[client] = (held, mine)
+            invoke = INVOKE_FACTORIES[1] if hasattr(client, "__aenter__") else INVOKE_FACTORIES[0]
+            for method, factory in (("converse", made.get(FACTORY)), ("invoke_model", made.get(invoke))):
+                held = vars(client).get(method)
+                if factory is None or held is None or f"_unwrapped_{method}" not in vars(client):
+                    continue
+                try:
+                    mine = factory(tracer)(client)
+                except Exception:
+                    logger.debug("spanbreaker could not re-wrap a Bedrock client", exc_info=True)
+                    continue
+                setattr(client, method, mine)
+                self._rewrapped.setdefault(client, {})[method] = (held, mine)
 
     def unpatched(self) -> None:
         """Give re-wrapped clients back the instrumentor's wrapper, unless something replaced the adapter's since
         (the instrumentor's ``uninstrument`` removes it: the client is then left as that made it). The trigger is
         disarmed, and taken out where nothing wrapped it since (the instrumentor's wrapper around it stays
         whole)."""
-        for client, (held, mine) in list(self._rewrapped.items()):
-            if vars(client).get("converse") is mine:
-                client.converse = held
+        for client, methods in list(self._rewrapped.items()):
+            for method, (held, mine) in methods.items():
+                if vars(client).get(method) is mine:
+                    setattr(client, method, held)
         self._rewrapped.clear()
         self._factory_patched = False
         if self._trigger is not None:

@@ -21,11 +21,11 @@ application imports it (:mod:`._deferred`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from ._hooked import HookedAdapter
-from .base import PatchLog, PendingAttributes, StartAttributes
+from .base import AttributeRecorder, PatchLog, PendingAttributes, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
 
@@ -36,26 +36,10 @@ _START = _PENDING.var
 """The start attributes of the call whose span is about to start (:class:`~.base.PendingAttributes`)."""
 
 
-class _Recorder:
-    """Stands in for a span while the instrumentor's extractor names a call's attributes."""
-
-    def __init__(self) -> None:
-        self.attributes: dict[str, Any] = {}
-
-    def set_attribute(self, key: str, value: Any) -> None:
-        self.attributes[key] = value
-
-    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        self.attributes.update(attributes)
-
-    def is_recording(self) -> bool:
-        return True
-
-
 def _start_attributes(extract: Callable[[Any, dict[str, Any]], None],
                       arguments: dict[str, Any]) -> dict[str, Any] | None:
     try:
-        recorder = _Recorder()
+        recorder = AttributeRecorder()
         extract(recorder, arguments)
         return recorder.attributes or None
     except Exception:  # an odd call: its span starts as the instrumentor makes it
