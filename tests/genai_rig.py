@@ -9,7 +9,8 @@ conformance tests pin those facts per instrumentor.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -122,6 +123,31 @@ ARGUMENT_KEYS = ("input.value", "gen_ai.tool.call.arguments", "tool_arguments")
 """Where the instrumentors measured here put a tool call's arguments (OpenInference, GenAI, pydantic-ai v2)."""
 RESULT_KEYS = ("output.value", "gen_ai.tool.call.result", "tool_response")
 CONFORMANCE_DOC = "docs/conformance.md"
+
+
+@contextmanager
+def adapter_rigs(adapter: Any) -> Iterator[Callable[..., Rig]]:
+    """A fixture's body for a framework whose adapter puts its spans on a provider: ``make(**config)`` gives one rig
+    per test with ``adapter`` instrumented on it (after undoing what an earlier suite left instrumented); the
+    adapter comes off and the provider shuts down after the test."""
+    from spanbreaker.instrumentation import uninstrument
+
+    made: list[Rig] = []
+
+    def make(**overrides: Any) -> Rig:
+        assert not made, "one rig per test"
+        uninstrument()  # a suite that left frameworks instrumented on its own provider
+        rig = make_rig(**overrides)
+        adapter.instrument(rig.provider, rig.processor)
+        made.append(rig)
+        return rig
+
+    try:
+        yield make
+    finally:
+        adapter.uninstrument()
+        for rig in made:
+            rig.provider.shutdown()
 
 
 class _SwitchTracer(trace.Tracer):

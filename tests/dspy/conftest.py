@@ -15,29 +15,15 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-import spanbreaker
 from spanbreaker.adapters.dspy import ADAPTER
 
-from ..genai_rig import Rig, make_rig
+from ..genai_rig import Rig, adapter_rigs
 
 
 @pytest.fixture
 def make_dspy_rig() -> Iterator[Callable[..., Rig]]:
-    """``make_dspy_rig(**config_overrides)``: the adapter on a fresh provider with a breaker of that config."""
-    made: list[Rig] = []
-
-    def make(**overrides: object) -> Rig:
-        assert not made, "one rig per test"
-        spanbreaker.instrumentation.uninstrument()  # a suite that left frameworks instrumented on its provider
-        rig = make_rig(**overrides)
-        ADAPTER.instrument(rig.provider, rig.processor)
-        made.append(rig)
-        return rig
-
-    yield make
-    ADAPTER.uninstrument()
-    for rig in made:
-        rig.provider.shutdown()
+    with adapter_rigs(ADAPTER) as make:
+        yield make
 
 
 @pytest.fixture

@@ -6,32 +6,18 @@ Each test gets its own provider; the instrumentor is moved to it and removed aga
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
 
 from spanbreaker.adapters.openai_agents import ADAPTER
-from spanbreaker.instrumentation import uninstrument
 
-from ..genai_rig import Rig, make_rig
+from ..genai_rig import Rig, adapter_rigs
 
 
 @pytest.fixture
 def make_env() -> Iterator[Callable[..., Rig]]:
-    made: list[Rig] = []
-
-    def make(**overrides: Any) -> Rig:
-        assert not made, "one environment per test"
-        uninstrument()  # a suite that left frameworks instrumented on its own provider
-        rig = make_rig(**overrides)
-        ADAPTER.instrument(rig.provider, rig.processor)
-        made.append(rig)
-        return rig
-
-    yield make
-    ADAPTER.uninstrument()
-    for rig in made:
-        rig.provider.shutdown()
+    with adapter_rigs(ADAPTER) as make:
+        yield make
 
 
 @pytest.fixture
