@@ -6,32 +6,18 @@ first from the index)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-APP = Path(__file__).resolve().parents[1] / "launcher" / "apps" / "agent_framework_app.py"
+from ..launcher.runs import DEV_TIER_FRAMEWORKS, launch_dev
 
 
 def launch(tmp_path: Path, sensitive: bool) -> tuple[dict[str, Any], str]:
-    launcher = Path(sys.executable).parent / "opentelemetry-instrument"
-    if not launcher.exists():
-        pytest.skip("opentelemetry-instrument is not installed next to this interpreter")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "SPANBREAKER_", "LAUNCHER_APP_"))
-           and k not in {"PYTHONPATH", "ENABLE_SENSITIVE_DATA", "ENABLE_INSTRUMENTATION"}}
-    env.update(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none", OTEL_LOGS_EXPORTER="none",
-               # the other frameworks the dev tier has installed: their instrumentors take seconds to load
-               OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="smolagents,agno,beeai,langchain,openai_agents,pydantic_ai,"
-                                                     "llama_index,crewai,strands",
-               ENABLE_SENSITIVE_DATA="true" if sensitive else "false",
-               LAUNCHER_APP_MAX_STEPS="20", PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"),
-               PATH=os.pathsep.join([str(launcher.parent), env.get("PATH", "")]))
-    done = subprocess.run([str(launcher), sys.executable, str(APP)], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=100, check=False)
+    done = launch_dev("agent_framework_app.py", tmp_path, f"{DEV_TIER_FRAMEWORKS},strands",
+                      drop=("ENABLE_SENSITIVE_DATA", "ENABLE_INSTRUMENTATION"),
+                      ENABLE_SENSITIVE_DATA="true" if sensitive else "false")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stdout

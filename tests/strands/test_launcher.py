@@ -4,31 +4,16 @@ this environment (the fresh-venv tier, ``tests/launcher/test_fresh_venv.py``, ru
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-APP = Path(__file__).resolve().parents[1] / "launcher" / "apps" / "strands_app.py"
+from ..launcher.runs import launch_dev
 
 
 @pytest.mark.timeout(120)
 def test_launcher_stops_a_looping_strands_app(tmp_path: Path) -> None:
-    launcher = Path(sys.executable).parent / "opentelemetry-instrument"
-    if not launcher.exists():
-        pytest.skip("opentelemetry-instrument is not installed next to this interpreter")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "SPANBREAKER_", "LAUNCHER_APP_"))
-           and k != "PYTHONPATH"}
-    env.update(OTEL_TRACES_EXPORTER="console", OTEL_METRICS_EXPORTER="none", OTEL_LOGS_EXPORTER="none",
-               # the other frameworks the dev tier has installed: their instrumentors take seconds to load
-               OTEL_PYTHON_DISABLED_INSTRUMENTATIONS="smolagents,agno,beeai,langchain,openai_agents,pydantic_ai,"
-                                                     "llama_index,crewai",
-               LAUNCHER_APP_MAX_STEPS="20", PYTHONPATH=str(Path(__file__).resolve().parents[2] / "src"),
-               PATH=os.pathsep.join([str(launcher.parent), env.get("PATH", "")]))
-    done = subprocess.run([str(launcher), sys.executable, str(APP)], env=env, cwd=tmp_path, capture_output=True,
-                          text=True, timeout=100, check=False)
+    done = launch_dev("strands_app.py", tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads(done.stdout.strip().splitlines()[-1])
     assert (summary["outcome"], summary["exception"], summary["detector"]) == ("stopped", "Tripped", "tool_repeat")
