@@ -366,12 +366,17 @@ class BreakerEngine:
                     scope = trace.scope("")
                 hooks: _Hooks
                 if kind is _TOOL:
+                    signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
+                    if up is not None and up.kind is _TOOL and type(value) is not str and _same_call(up.signal, signal):
+                        # The same call seen by a second instrumentor (OpenInference's AutoGen tool span around
+                        # autogen-core's GenAI one): counted and judged once, on the outer span.
+                        entry.kind = _OTHER
+                        return None
                     trace.totals.tool_calls += 1
                     if self.shared is not None:
                         self.guard(self.shared.add_usage, trace_id, 0, 0, 1, 0.0)
                     if up is not None:
                         up.tool_calls += 1
-                    signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
                     if self.shared is not None and signal.args_known:
                         self.guard(self.shared.tool_started, trace_id, scope.name, signal, attributes)
                     hooks = self._tool_start_hooks
@@ -915,6 +920,14 @@ def _after(warned: Verdict, verdict: Verdict | None) -> Verdict:
         return warned
     verdict.warnings = (warned, *verdict.warnings)
     return verdict
+
+
+def _same_call(outer: Any, inner: ToolCall) -> bool:
+    """Whether a tool span directly inside another, started by another convention than OpenInference's, is the
+    same call seen by a second instrumentor: the same tool, and the outer span already says with which arguments
+    (else both count, as each knows part of it). Only across conventions: one instrumentor's tool span inside its
+    own span of the same tool is a new execution (BeeAI's retry attempts), counted as one."""
+    return isinstance(outer, ToolCall) and outer.args_known and outer.name == inner.name
 
 
 def _descends_from(open_spans: Mapping[int, OpenSpan], entry: OpenSpan, ancestor_id: int) -> bool:

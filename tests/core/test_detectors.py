@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from opentelemetry import trace as trace_api
 
 import spanbreaker
 from spanbreaker.config import DETECTOR_IDS
@@ -498,6 +499,33 @@ def test_normal_orchestrator_specialist_answer_is_quiet(harness: Harness) -> Non
                 harness.llm()
                 span.set_attribute("output.value", f"{specialist} done")
         harness.llm()
+    assert harness.trips == []
+
+
+def test_a_tool_span_inside_the_same_tools_span_of_another_convention_is_one_call(harness: Harness) -> None:
+    """Two instrumentors around one call (OpenInference's AutoGen tool span around autogen-core's GenAI
+    ``execute_tool`` span): the outer span, which carries the arguments, counts; the inner one is the same call.
+    A different tool inside still counts on its own, and so does a tool span of the same convention inside its
+    tool's span (BeeAI's retry attempts: each a new execution)."""
+    processor, tracer = harness.processor, harness.tracer
+    with harness.agent(name="assistant"):
+        for query in ("a", "b", "c"):
+            outer = {"openinference.span.kind": "TOOL", "tool.name": "search", "input.value": json.dumps({"q": query})}
+            inner = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search",
+                     "gen_ai.tool.call.arguments": json.dumps({"q": query})}
+            with tracer.start_as_current_span("assistant.search", attributes=outer), \
+                    tracer.start_as_current_span("execute_tool search", attributes=inner):
+                pass
+        trace = processor.engine.trace(trace_api.get_current_span().get_span_context().trace_id)
+        assert trace is not None and trace.totals.tool_calls == 3
+        with tracer.start_as_current_span("assistant.search", attributes={
+                "openinference.span.kind": "TOOL", "tool.name": "search", "input.value": "{}"}):
+            harness.tool("fetch", {"url": "u"}, "page")
+        assert trace.totals.tool_calls == 5
+        with tracer.start_as_current_span("assistant.search", attributes={
+                "openinference.span.kind": "TOOL", "tool.name": "search", "input.value": "{}"}):
+            harness.tool("search", {}, "retried")
+        assert trace.totals.tool_calls == 7
     assert harness.trips == []
 
 
