@@ -16,6 +16,7 @@ no span, as it ran them).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import sys
 from collections.abc import Callable
@@ -245,6 +246,29 @@ def _bedrock_run(queries: list[str] | None = None, stock: bool = False, invoke: 
     return run
 
 
+def _instructor_run(output: str) -> Callable[[Rig], None]:
+    """One Instructor ``create`` (tool mode, ``max_retries`` at the framework limit) on the plain OpenAI loop's rig:
+    the same invalid output every attempt (``same``), a new invalid one every attempt (``new``), or fixed after two
+    re-asks (``fixed``, healthy). Instructor's own limit ending the run is the stock outcome."""
+    replies = {"same": lambda failed, _messages: {"name": "jason", "age": 25},
+               "new": lambda failed, _messages: {"name": f"jason {failed}", "age": 25},
+               "fixed": lambda failed, _messages: {"name": "JASON" if failed >= 2 else "jason", "age": 25}}
+
+    def run(rig: Rig) -> None:
+        from instructor.core import InstructorRetryException
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        from tests.instructor.test_retries import answers, extract
+
+        try:
+            extract(answers(replies[output]), retries=LIMIT)
+        except InstructorRetryException:
+            pass  # max_retries ended it
+        finally:
+            OpenAIInstrumentor().uninstrument()
+    return run
+
+
 def _dspy_run(script: str, asynchronous: bool = False) -> Callable[[Rig], None]:
     """``tests/dspy/scripted.py``'s agent on ``script`` (``max_iters`` = LIMIT), on DSPy's native engine; the tool
     records its queries in the rig's ``tool_bodies``."""
@@ -289,6 +313,21 @@ def _pai_run(script: Any) -> Callable[[Rig], None]:
     return run
 
 
+def _pai_output_run(fixed_after: int | None) -> Callable[[Rig], None]:
+    """A structured output (``output_type``) that fails validation anew every attempt, or is fixed after
+    ``fixed_after`` re-asks; pydantic-ai's own ``retries`` at the framework limit."""
+    def run(rig: Rig) -> None:
+        from pydantic_ai import Agent
+        from pydantic_ai.exceptions import UnexpectedModelBehavior
+
+        from tests.pydantic_ai.test_agents import Invoice, invoice_model
+
+        with contextlib.suppress(UnexpectedModelBehavior):  # "Exceeded maximum output retries": its own limit
+            Agent(invoice_model(fixed_after), output_type=Invoice, retries=LIMIT).run_sync("Invoice INV-7, please.")
+
+    return run
+
+
 def _loop_oa(n: int, items: Any) -> Any:
     return [("search", {"query": "weather in Paris"})]
 
@@ -314,6 +353,8 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("pydantic-ai v2 format: same search", _pai_rig, _pai_run(_loop_pai), {"version": 2}),
     ("pydantic-ai: 6 queries, one answer (wide)", _pai_rig, _pai_run(_queries_pai(WIDE)), {}),
     ("pydantic-ai v2 format: wide", _pai_rig, _pai_run(_queries_pai(WIDE)), {"version": 2}),
+    ("pydantic-ai: structured output failing validation every attempt", _pai_rig, _pai_output_run(None), {}),
+    ("pydantic-ai: structured output fixed after three re-asks (healthy)", _pai_rig, _pai_output_run(3), {}),
     ("Strands (adapter): same search, same answer", _strands_rig, _strands_run(_loop_pai), {}),
     ("Strands (adapter, latest conventions): same search", _strands_rig, _strands_run(_loop_pai), {"latest": True}),
     ("Strands (adapter): 3 queries (healthy)", _strands_rig, _strands_run(_queries_pai(QUERIES)), {}),
@@ -340,6 +381,9 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
      _bedrock_run(invoke=True), {}),
     ("plain Bedrock loop on invoke_model, stock instrumentor (no adapter): same search", _bedrock_rig,
      _bedrock_run(stock=True, invoke=True), {}),
+    ("Instructor (tool mode): the same invalid output every attempt", _openai_rig, _instructor_run("same"), {}),
+    ("Instructor (tool mode): a new invalid output every attempt", _openai_rig, _instructor_run("new"), {}),
+    ("Instructor (tool mode): fixed after two re-asks (healthy)", _openai_rig, _instructor_run("fixed"), {}),
     ("DSPy ReAct: same search, same answer", _dspy_rig, _dspy_run("loop"), {}),
     ("DSPy ReAct (`acall`): same search, same answer", _dspy_rig, _dspy_run("loop", asynchronous=True), {}),
     ("DSPy ReAct: same search, new results each time (healthy)", _dspy_rig, _dspy_run("fresh"), {}),

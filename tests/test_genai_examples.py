@@ -1,6 +1,6 @@
-"""The OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework examples, and the plain tool
-loop's (around the OpenAI client, around LiteLLM, and around Bedrock's converse), run as a user would run them: a
-fresh process, offline."""
+"""The OpenAI Agents SDK, pydantic-ai, Strands Agents and Microsoft Agent Framework examples, the plain tool loop's
+(around the OpenAI client, around LiteLLM, and around Bedrock's converse) and Instructor's retry loop, run as a user
+would run them: a fresh process, offline."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ EXPECTED = {
                                       "LLM completion (blocked: never ran)"),
     "openai_tool_loop.py --bedrock": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 5 times",
                                       "LLM bedrock.converse (blocked: never ran)"),
+    "instructor_retry_loop.py": ("spanbreaker tripped: [tool_streak] Invoice called 10 times in a row",
+                                 "model calls made: 10", "LLM ChatCompletion (blocked: never ran)"),
     "agent_framework_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
                                        "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
 }

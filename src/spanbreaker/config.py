@@ -99,12 +99,12 @@ class BreakerConfig:
     """Consecutive steps whose output could not be parsed (AgentParsingError, FormatError, ...)."""
     format_error_types: frozenset[str] = frozenset(
         {"AgentParsingError", "FormatError", "OutputParserException", "JSONDecodeError", "ParsingError",
-         "UsageError", "EditRejected"}
+         "UsageError", "EditRejected", "OutputValidationError"}
     )
     """Errors that say the model's action was malformed, not that the work failed: ``error_loop`` leaves them to
-    ``format_loop`` and ``tool_streak``. ``UsageError`` and ``EditRejected`` are read from tool output text (a
-    command's usage line, an edit the linter rejected): an agent fixing its edit's indentation four times is
-    slow, not stuck."""
+    ``format_loop`` and ``tool_streak``. ``UsageError``, ``EditRejected`` and ``OutputValidationError`` are read from
+    tool output text (a command's usage line, an edit the linter rejected, Instructor's re-ask of a structured
+    output that failed its schema): an agent fixing its edit's indentation four times is slow, not stuck."""
     validation_failure_max: int = field(default=3, metadata=_int(1, doc="failed validations"))
     """Structured outputs that failed validation in one trace or session."""
 

@@ -66,6 +66,39 @@ def test_genai_messages_without_ids_pair_by_position() -> None:
                                    PromptCall("", "weather", '{"c": "Y"}', '{"t": 20}')])
 
 
+def test_pydantic_s_error_list_as_a_response_names_a_malformed_call() -> None:
+    """pydantic-ai sends a failed validation back as the call's response: pydantic's error list. Any other list,
+    or an empty one, is a result like any other."""
+    errors = [{"type": "value_error", "loc": ["number"], "msg": "Value error, bad", "input": "2026-1"}]
+    for response, label in ((errors, "OutputValidationError"), ([{"type": "x", "msg": "no loc"}], None), ([], None)):
+        text = json.dumps([
+            {"role": "user", "parts": [{"type": "text", "content": "extract"}]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": "final_result",
+                                            "arguments": {"number": "2026-1"}}]},
+            {"role": "user", "parts": [{"type": "tool_call_response", "id": "c1", "name": "final_result",
+                                       "result": response}]}])
+        turn = last_turn(text)
+        assert turn is not None and turn[1][0].error == label
+
+
+def test_instructor_s_re_ask_text_names_a_malformed_call_also_where_the_format_flagged_it() -> None:
+    from spanbreaker.conventions import tool_text
+    from spanbreaker.conventions.read import fill_tool_result
+    from spanbreaker.signals import ToolCall
+
+    reask = "Validation Error found:\n1 validation error for Person\nRecall the function correctly, fix the errors"
+    assert tool_text.text_error(reask) == tool_text.text_error(reask.replace("Error", "Errors", 1))
+    assert tool_text.text_error(reask) == "OutputValidationError"
+    assert tool_text.text_error("Validation Error in the report: none") is None
+    for flagged in (None, tool_text.FLAGGED):
+        call = ToolCall("Person", 1, None)
+        fill_tool_result(call, {"output.value": reask}, flagged, 4096, frozenset(), frozenset())
+        assert call.error == "OutputValidationError"
+    call = ToolCall("read", 1, None)
+    fill_tool_result(call, {"output.value": "No such file"}, tool_text.FLAGGED, 4096, frozenset(), frozenset())
+    assert call.error == tool_text.FLAGGED, "a flagged result whose text names nothing keeps the format's label"
+
+
 def test_openai_responses_input_items() -> None:
     text = json.dumps({"model": "gpt-4o", "input": [
         {"role": "user", "content": "go"},

@@ -9,7 +9,10 @@ import asyncio
 from typing import Any
 
 import pytest
+from pydantic import BaseModel, field_validator
 from pydantic_ai import Agent, UsageLimits
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import spanbreaker
 from spanbreaker.signals import Kind
@@ -137,3 +140,47 @@ def test_instrument_switches_pydantic_ai_instrumentation_on(make_env: Any) -> No
     finally:
         spanbreaker.instrumentation.uninstrument()
         provider.shutdown()
+
+
+# -------------------------------------------------------------------------------- structured-output retries
+class Invoice(BaseModel):
+    number: str
+
+    @field_validator("number")
+    @classmethod
+    def looks_like_an_invoice_number(cls, value: str) -> str:
+        if not value.startswith("INV-"):
+            raise ValueError("an invoice number starts with 'INV-'")
+        return value
+
+
+def invoice_model(fixed_after: int | None) -> FunctionModel:
+    """The model calls the output tool with a new invalid number every attempt (fixed after ``fixed_after``
+    re-asks, or never); pydantic-ai re-asks with pydantic's error list as the call's response."""
+    attempts = 0
+
+    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        nonlocal attempts
+        attempts += 1
+        number = "INV-7" if fixed_after is not None and attempts > fixed_after else f"2026-{attempts}"
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"number": number})])
+
+    return FunctionModel(reply, model_name="scripted-fn")
+
+
+def test_a_structured_output_retry_loop_is_stopped(env: Rig) -> None:
+    """``retries=30``: every attempt fails validation anew. No tool span in the trace, so the breaker reads the
+    attempts from the messages on the model-call spans (at their end, pydantic-ai's); pydantic's error list as a
+    call's response is a malformed call, and ten in a row trip ``tool_streak`` (31 attempts stock)."""
+    agent = Agent(invoice_model(None), output_type=Invoice, retries=30)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        agent.run_sync("Invoice INV-7, please.")
+    assert caught.value.detector == "tool_streak" and caught.value.evidence["consecutive_calls"] == 10
+    assert len(env.ran(Kind.LLM)) == 11, "the 11th attempt's messages show the 10th failure; the 12th is vetoed"
+    env.assert_nothing_lost()
+
+
+def test_a_structured_output_fixed_after_re_asks_is_quiet(env: Rig) -> None:
+    agent = Agent(invoice_model(3), output_type=Invoice, retries=30)
+    assert agent.run_sync("Invoice INV-7, please.").output.number == "INV-7"
+    env.assert_quiet()

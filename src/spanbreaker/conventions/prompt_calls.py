@@ -46,6 +46,7 @@ import msgspec
 
 from . import genai as ga
 from . import openinference as oi
+from . import tool_text
 
 NAME = "prompt_calls"
 
@@ -62,9 +63,9 @@ is read as far as this)."""
 MAX_RUN_MESSAGES = 1024
 """Messages read back from a prompt's end for the run so far (:func:`run_so_far`): past every loop limit a
 detector counts to, and a bound on the work of reading one prompt."""
-ERROR_LABEL = "ToolError"
+ERROR_LABEL = tool_text.FLAGGED
 """The error of a result its own format marks as failed (Anthropic's ``is_error``, Bedrock Converse's ``status``
-``error``): a fixed label, never text the tool wrote."""
+``error``): a fixed label, never text the tool wrote (refined by the text's own marker, :mod:`.tool_text`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,7 +318,9 @@ def _results_in(message: dict[str, Any]) -> list[Answer] | None:
             if not isinstance(part, dict):
                 continue
             if part.get("type") == "tool_call_response":  # GenAI conventions
-                found.append((str(part.get("id") or ""), _text(part.get("response", part.get("result"))), None))
+                result = part.get("response", part.get("result"))
+                found.append((str(part.get("id") or ""), _text(result),
+                              tool_text.OUTPUT_INVALID if _validation_errors(result) else None))
                 continue
             response = part.get("function_response", part.get("functionResponse"))  # Gemini
             if isinstance(response, dict):
@@ -377,6 +380,14 @@ def _call(call_id: Any, name: Any, arguments: Any) -> tuple[str, str, str]:
     text = arguments if isinstance(arguments, str) else json.dumps(arguments, sort_keys=True, ensure_ascii=False,
                                                                    default=str)
     return (str(call_id) if call_id else "", str(name) if name else "tool", text)
+
+
+def _validation_errors(result: Any) -> bool:
+    """Whether a call's result is pydantic's list of validation errors (``ValidationError.errors()``: ``type``,
+    ``loc``, ``msg`` each): what pydantic-ai sends back, as the call's response, when the model's output or a tool
+    call's arguments failed their schema. A malformed call, named as Instructor's re-ask is (:mod:`.tool_text`)."""
+    return isinstance(result, list) and bool(result) and all(
+        isinstance(error, dict) and "loc" in error and "msg" in error and "type" in error for error in result)
 
 
 def _text(content: Any) -> str:

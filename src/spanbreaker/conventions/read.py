@@ -146,10 +146,14 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
         output = lc.tool_result(output, cap)
     elif output is not None and output.startswith(li.TOOL_OUTPUT) and li.is_tool_output(output):  # LlamaIndex's
         output = li.tool_result(output, cap)
-    if error is None and output:  # a failure the output reports as text (tool_text); a failed run by its root class
-        error = tool_text.text_error(output)
-        if error == tool_text.EXECUTION_FAILED:
-            error = _named_root(output, format_types) or error
+    if output and (error is None or error == tool_text.FLAGGED):
+        # A failure the output reports as text (tool_text), also naming one its format only flagged; a failed run by
+        # its root class.
+        named = tool_text.text_error(output)
+        if named == tool_text.EXECUTION_FAILED:
+            named = _named_root(output, format_types) or named
+        if named is not None:
+            error = named
     call.error = error
     text = output if output is not None else ""
     if error is not None and not text:

@@ -3,7 +3,8 @@
 Many tools report failure as ordinary output instead of raising: AG2's code executor answers
 ``exitcode: 1 (execution failed)`` with the traceback as text, a shell answers ``bash: foo: command not
 found``, SWE-agent's commands answer ``Usage: edit <start_line>:<end_line>`` or reject an edit with "Your
-proposed edit has introduced new syntax error(s)". Without reading them ``error_loop`` and ``tool_streak`` see
+proposed edit has introduced new syntax error(s)", Instructor answers a structured output that failed its schema
+with ``Validation Error found:``. Without reading them ``error_loop`` and ``tool_streak`` see
 a run of clean calls. Only the head of the output is read, only for these fixed markers, and the error is
 named by a fixed label (or, for a failed execution, the root exception class the text names): nothing the
 tool or the user wrote becomes an error name. A structured failure (exception event, span status) wins.
@@ -18,8 +19,18 @@ NAME = "tool_text"
 HEAD_CHARS = 128
 """The markers open the output (measured on every corpus: all within its first 128 characters); nothing past
 this is read. Per tool span this costs two bounded ``find`` calls and two ``startswith``."""
+FLAGGED = "ToolError"
+"""A result its own message format marks as failed, without saying how (Anthropic's ``is_error``, Bedrock
+Converse's ``status: "error"``): the text may still name the failure, and then its label wins."""
 EXECUTION_FAILED = "ExecutionFailed"
 """A code executor's own verdict (AG2: ``exitcode: 1 (execution failed)``); refined to the root class."""
+
+OUTPUT_INVALID = "OutputValidationError"
+"""The model's structured output failed its schema, as Instructor re-asks in tool mode: the tool result of the
+model's own call reads ``Validation Error found:`` then the errors and "Recall the function correctly, fix the
+errors" (pydantic-ai's structured retries are named so where its messages are read: ``prompt_calls``). A malformed
+action, not failed work (``format_error_types``): a run of them is ``tool_streak``'s."""
+_REASK = ("Validation Error found:", "Validation Errors found:")
 
 _EXECUTION = re.compile(r"exitcode: [1-9]\d{0,3} \(execution failed\)")
 _NOT_FOUND = re.compile(r"^(?:[^\s:]{1,128}: ){0,3}[^\s:]{1,128}: command not found$", re.M)
@@ -31,6 +42,8 @@ def text_error(output: str) -> str | None:
         return EXECUTION_FAILED if _EXECUTION.match(output) is not None else None
     if output.startswith("Usage: "):
         return "UsageError"
+    if output.startswith("Validation Error") and output.startswith(_REASK):
+        return OUTPUT_INVALID
     if output.find("introduced new syntax error(s)", 0, HEAD_CHARS) >= 0:
         return "EditRejected"
     if output.find("command not found", 0, HEAD_CHARS) >= 0 and _NOT_FOUND.search(output, 0, HEAD_CHARS):
