@@ -320,10 +320,11 @@ def _pai_output_run(fixed_after: int | None) -> Callable[[Rig], None]:
         from pydantic_ai import Agent
         from pydantic_ai.exceptions import UnexpectedModelBehavior
 
-        from tests.pydantic_ai.test_agents import Invoice, invoice_model
+        from tests.genai_rig import Person
+        from tests.pydantic_ai.test_agents import person_model
 
         with contextlib.suppress(UnexpectedModelBehavior):  # "Exceeded maximum output retries": its own limit
-            Agent(invoice_model(fixed_after), output_type=Invoice, retries=LIMIT).run_sync("Invoice INV-7, please.")
+            Agent(person_model(fixed_after), output_type=Person, retries=LIMIT).run_sync("Extract: jason is 25")
 
     return run
 

@@ -18,10 +18,27 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic import BaseModel, field_validator
 
 import spanbreaker
 from spanbreaker.instrumentation import attach
 from spanbreaker.signals import Kind, classify
+
+
+class Person(BaseModel):
+    """A structured output that must validate (the structured-output retry tests: Instructor, pydantic-ai): a model
+    that writes the name in lower case fails, one that fixes it after a re-ask passes."""
+
+    name: str
+    age: int
+
+    @field_validator("name")
+    @classmethod
+    def upper_case(cls, value: str) -> str:
+        if value != value.upper():
+            raise ValueError("name must be upper case")
+        return value
+
 
 QUERIES = ["weather in Paris", "weather in Rome", "weather in Oslo"]
 """A healthy run: three different queries, then an answer."""

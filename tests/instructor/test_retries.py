@@ -17,26 +17,12 @@ import pytest
 from instructor.core import InstructorRetryException
 from openinference.instrumentation.instructor import InstructorInstrumentor
 from openinference.instrumentation.openai import OpenAIInstrumentor
-from pydantic import BaseModel, field_validator
 
 import spanbreaker
 from spanbreaker.signals import Kind, classify
 
-from ..genai_rig import Rig, make_rig
+from ..genai_rig import Person, Rig, make_rig
 from ..openai_client.scripted import ScriptedModel, tool_results
-
-
-class Person(BaseModel):
-    name: str
-    age: int
-
-    @field_validator("name")
-    @classmethod
-    def upper_case(cls, value: str) -> str:
-        if value != value.upper():
-            raise ValueError("name must be upper case")
-        return value
-
 
 LAYERS = {"openai": (OpenAIInstrumentor,), "openai+instructor": (OpenAIInstrumentor, InstructorInstrumentor)}
 """The OpenAI instrumentor alone (each model call a trace of its own), or with OpenInference's Instructor

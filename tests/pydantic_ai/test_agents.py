@@ -9,7 +9,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from pydantic import BaseModel, field_validator
 from pydantic_ai import Agent, UsageLimits
 from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -17,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 import spanbreaker
 from spanbreaker.signals import Kind
 
-from ..genai_rig import QUERIES, WIDE, Rig, search_body
+from ..genai_rig import QUERIES, WIDE, Person, Rig, search_body
 from .scripted import Scripted
 
 pytestmark = pytest.mark.timeout(60)
@@ -143,27 +142,16 @@ def test_instrument_switches_pydantic_ai_instrumentation_on(make_env: Any) -> No
 
 
 # -------------------------------------------------------------------------------- structured-output retries
-class Invoice(BaseModel):
-    number: str
-
-    @field_validator("number")
-    @classmethod
-    def looks_like_an_invoice_number(cls, value: str) -> str:
-        if not value.startswith("INV-"):
-            raise ValueError("an invoice number starts with 'INV-'")
-        return value
-
-
-def invoice_model(fixed_after: int | None) -> FunctionModel:
-    """The model calls the output tool with a new invalid number every attempt (fixed after ``fixed_after``
+def person_model(fixed_after: int | None) -> FunctionModel:
+    """The model calls the output tool with a new invalid name every attempt (fixed after ``fixed_after``
     re-asks, or never); pydantic-ai re-asks with pydantic's error list as the call's response."""
     attempts = 0
 
     def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         nonlocal attempts
         attempts += 1
-        number = "INV-7" if fixed_after is not None and attempts > fixed_after else f"2026-{attempts}"
-        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"number": number})])
+        name = "JASON" if fixed_after is not None and attempts > fixed_after else f"jason {attempts}"
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"name": name, "age": 25})])
 
     return FunctionModel(reply, model_name="scripted-fn")
 
@@ -172,15 +160,15 @@ def test_a_structured_output_retry_loop_is_stopped(env: Rig) -> None:
     """``retries=30``: every attempt fails validation anew. No tool span in the trace, so the breaker reads the
     attempts from the messages on the model-call spans (at their end, pydantic-ai's); pydantic's error list as a
     call's response is a malformed call, and ten in a row trip ``tool_streak`` (31 attempts stock)."""
-    agent = Agent(invoice_model(None), output_type=Invoice, retries=30)
+    agent = Agent(person_model(None), output_type=Person, retries=30)
     with pytest.raises(spanbreaker.Tripped) as caught:
-        agent.run_sync("Invoice INV-7, please.")
+        agent.run_sync("Extract: jason is 25")
     assert caught.value.detector == "tool_streak" and caught.value.evidence["consecutive_calls"] == 10
     assert len(env.ran(Kind.LLM)) == 11, "the 11th attempt's messages show the 10th failure; the 12th is vetoed"
     env.assert_nothing_lost()
 
 
 def test_a_structured_output_fixed_after_re_asks_is_quiet(env: Rig) -> None:
-    agent = Agent(invoice_model(3), output_type=Invoice, retries=30)
-    assert agent.run_sync("Invoice INV-7, please.").output.number == "INV-7"
+    agent = Agent(person_model(3), output_type=Person, retries=30)
+    assert agent.run_sync("Extract: jason is 25").output.name == "JASON"
     env.assert_quiet()
