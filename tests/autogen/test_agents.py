@@ -246,3 +246,52 @@ def test_both_layers_catch_the_loop(make_env: Any, openinference_autogen: Any) -
         run(weather_agent(env, scripted(loop(calls=100)), iterations=12))
     assert caught.value.detector == "tool_repeat" and len(env.tool_bodies) == 4
     env.assert_nothing_lost()
+
+
+# ------------------------------------------------------------------------------------------ agents as tools
+def coordinator(env: Rig, model: ScriptedModel, researcher_answers: Any = None, iterations: int = 30) -> Any:
+    """A coordinator whose one tool is a researcher agent (``AgentTool``, a streaming tool): the researcher answers
+    each task with a text (``researcher_answers(n)``, the same one by default), counted in ``env.tool_bodies``."""
+    from autogen_agentchat.tools import AgentTool
+
+    def answer(n: int) -> str:
+        env.tool_bodies.append(f"task {n}")
+        return researcher_answers(n) if researcher_answers is not None else "Paris: sunny, 21 C."
+
+    researcher = AssistantAgent("researcher", model_client=client_for(scripted(lambda n: answer(len(env.tool_bodies)))),
+                                description="Looks things up.", system_message="You look things up.")
+    return AssistantAgent("coordinator", model_client=client_for(model), tools=[AgentTool(researcher)],
+                          max_tool_iterations=iterations, system_message="You delegate research.")
+
+
+def tasks(qs: list[str]) -> Any:
+    return lambda n: [("researcher", {"task": qs[n]})] if n < len(qs) else "All done."
+
+
+def test_an_agent_called_as_a_tool_with_the_same_task_and_answer_is_stopped(make_env: Any) -> None:
+    """``AgentTool`` runs through ``BaseStreamTool.run_json_stream``: the adapter puts the task on its span at start
+    and the researcher's answer at the end, so the coordinator's fifth identical delegation is vetoed (stock, the
+    span carried neither: every delegation was unknown and ran)."""
+    env = make_env()
+    model = scripted(lambda n: [("researcher", {"task": "weather in Paris"})])
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(coordinator(env, model))
+    assert caught.value.detector == "tool_repeat" and caught.value.evidence["identical_calls"] == 5
+    assert len(env.tool_bodies) == 4 and model.calls == 5
+    assert [s.name for s in env.blocked()] == ["execute_tool researcher"]
+    env.assert_nothing_lost()
+
+
+def test_an_agent_called_as_a_tool_with_new_tasks_is_quiet(make_env: Any) -> None:
+    env = make_env()
+    run(coordinator(env, scripted(tasks(WIDE))))
+    assert len(env.tool_bodies) == len(WIDE)
+    env.assert_quiet()
+
+
+def test_stock_spans_do_not_catch_a_delegation_loop(make_env: Any) -> None:
+    env = make_env(adapter=False)
+    run(coordinator(env, scripted(lambda n: [("researcher", {"task": "weather in Paris"})] if n < 12 else "ok"),
+                    iterations=12))
+    assert len(env.tool_bodies) == 12
+    env.assert_quiet()

@@ -11,7 +11,9 @@ this adapter fixes around (measured on autogen-agentchat / autogen-core 0.7.5; t
   to the breaker, never identical, and a loop runs to ``max_tool_iterations``. Here the span starts with
   ``gen_ai.tool.call.arguments`` (the arguments AutoGen hands the tool, as JSON) and ends with
   ``gen_ai.tool.call.result`` (the tool's return value as AutoGen renders it for the model,
-  ``return_value_as_string``). Everything else is AutoGen's own ``trace_tool_span``.
+  ``return_value_as_string``). Everything else is AutoGen's own ``trace_tool_span``. The same for a streaming tool's
+  ``BaseStreamTool.run_json_stream`` (an agent or a team called as a tool: ``AgentTool``, ``TeamTool``), whose
+  result is its final return value.
 * **The stop in a tool task.** ``AssistantAgent`` runs a turn's tool calls in an ``asyncio`` task and waits on a
   queue for that task's events until the task puts its end marker; a ``Tripped`` (a ``BaseException``) raised
   where a tool span starts killed the task before the marker, and ``agent.run`` waited forever. Here a tool task
@@ -123,6 +125,37 @@ async def _run_json(self: Any, args: Mapping[str, Any], cancellation_token: Any,
     return return_value
 
 
+async def _run_json_stream(self: Any, args: Mapping[str, Any], cancellation_token: Any,
+                           call_id: str | None = None) -> AsyncIterator[Any]:
+    """``BaseStreamTool.run_json_stream`` as autogen-core 0.7 writes it (a streaming tool; AgentChat's ``AgentTool``
+    and ``TeamTool``, an agent or a team called as a tool, are such tools), with the call's arguments on its
+    ``execute_tool`` span at start and the final return value's text on it at the end, as :func:`_run_json`."""
+    from autogen_core import EVENT_LOGGER_NAME
+    from autogen_core.logging import ToolCallEvent
+    from autogen_core.tools._base import trace_tool_span
+
+    content = os.environ.get(CAPTURE_CONTENT, "").strip().lower() not in NO_CONTENT
+    tracer: Any = trace_api.get_tracer(SCOPE)
+    if content:
+        tracer = StartAttributes(tracer, SimpleNamespace(attributes={ARGUMENTS: _arguments(args)}))
+    return_value: Any = None
+    with trace_tool_span(tool_name=self._name, tracer=tracer,
+                         tool_description=self._description, tool_call_id=call_id) as span:
+        async for result in self.run_stream(self._args_type.model_validate(args), cancellation_token):
+            return_value = result
+            yield result
+        final = return_value is not None and isinstance(return_value, self._return_type)
+        if content and final:
+            span.set_attribute(RESULT, self.return_value_as_string(return_value))
+    if return_value is None:
+        raise AssertionError("The tool must yield a final return value at the end of the stream.")
+    if not final:
+        raise TypeError(f"Expected return value of type {self._return_type.__name__}, but got "
+                        f"{type(return_value).__name__}")
+    logging.getLogger(EVENT_LOGGER_NAME).info(ToolCallEvent(
+        tool_name=self.name, arguments=dict(args), result=self.return_value_as_string(return_value)))
+
+
 # ----------------------------------------------------------------------------------------------- the stop
 class _ToolTaskAsyncio:
     """The ``asyncio`` module as ``autogen_agentchat.agents._assistant_agent`` sees it: the same, except that a
@@ -215,12 +248,15 @@ def check_compatible() -> None:
     from autogen_agentchat.agents import _assistant_agent as module
     from autogen_agentchat.teams import BaseGroupChat
     from autogen_core import SingleThreadedAgentRuntime
-    from autogen_core.tools import BaseTool
+    from autogen_core.tools import BaseStreamTool, BaseTool
     from autogen_core.tools._base import trace_tool_span
 
     problems = []
     if _parameters(BaseTool.run_json) != RUN_JSON_PARAMETERS:
         problems.append(f"BaseTool.run_json{_parameters(BaseTool.run_json)}")
+    stream = BaseStreamTool.run_json_stream
+    if _parameters(stream) != RUN_JSON_PARAMETERS or not inspect.isasyncgenfunction(stream):
+        problems.append(f"BaseStreamTool.run_json_stream{_parameters(stream)}")
     if "tracer" not in _parameters(trace_tool_span):
         problems.append("trace_tool_span")
     if not callable(getattr(BaseTool, "return_value_as_string", None)):
@@ -245,9 +281,10 @@ def patch(patches: PatchLog) -> None:
     from autogen_agentchat.agents import _assistant_agent
     from autogen_agentchat.teams import BaseGroupChat
     from autogen_core import SingleThreadedAgentRuntime
-    from autogen_core.tools import BaseTool
+    from autogen_core.tools import BaseStreamTool, BaseTool
 
     patches.patch(BaseTool, "run_json", _run_json)
+    patches.patch(BaseStreamTool, "run_json_stream", _run_json_stream)
     patches.patch(_assistant_agent, "asyncio", _ToolTaskAsyncio())
     patches.wrap(SingleThreadedAgentRuntime, "stop_when_idle", _stop_when_idle)
     patches.wrap(BaseGroupChat, "run_stream", _run_stream)
