@@ -329,6 +329,41 @@ def _pai_output_run(fixed_after: int | None) -> Callable[[Rig], None]:
     return run
 
 
+def _haystack_rig(adapter: bool = True, **config: Any) -> Rig:
+    """Haystack's ``Agent`` under OpenInference's Haystack instrumentor, with spanbreaker's adapter or stock."""
+    import os
+
+    os.environ.setdefault("HAYSTACK_TELEMETRY_ENABLED", "False")
+    if adapter:
+        return _adapter_rig("haystack")(**config)
+    from openinference.instrumentation.haystack import HaystackInstrumentor
+
+    rig = make_rig(**config)
+    HaystackInstrumentor().instrument(tracer_provider=rig.provider)
+    return rig
+
+
+def _haystack_run(queries: list[str] | None = None) -> Callable[[Rig], None]:
+    """The same search every turn (``queries`` None), or each query once and then an answer."""
+    def run(rig: Rig) -> None:
+        from haystack.dataclasses import ChatMessage
+        from openinference.instrumentation.haystack import HaystackInstrumentor
+
+        from tests.haystack import scripted
+
+        script = scripted.loop if queries is None else scripted.queries(queries)
+        try:
+            scripted.agent(rig, scripted.scripted(script), max_agent_steps=LIMIT).run(
+                messages=[ChatMessage.from_user("Weather?")])
+        finally:
+            from spanbreaker.adapters.haystack import ADAPTER
+
+            ADAPTER.uninstrument()  # the adapter's patches, and the instrumentor it switched on
+            if HaystackInstrumentor().is_instrumented_by_opentelemetry:  # the stock scenario's
+                HaystackInstrumentor().uninstrument()
+    return run
+
+
 def _loop_oa(n: int, items: Any) -> Any:
     return [("search", {"query": "weather in Paris"})]
 
@@ -385,6 +420,10 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("Instructor (tool mode): the same invalid output every attempt", _openai_rig, _instructor_run("same"), {}),
     ("Instructor (tool mode): a new invalid output every attempt", _openai_rig, _instructor_run("new"), {}),
     ("Instructor (tool mode): fixed after two re-asks (healthy)", _openai_rig, _instructor_run("fixed"), {}),
+    ("Haystack Agent (adapter): same search, same answer", _haystack_rig, _haystack_run(), {}),
+    ("Haystack Agent (adapter): 6 queries, one answer (wide)", _haystack_rig, _haystack_run(WIDE), {}),
+    ("Haystack Agent, stock instrumentor (no adapter): same search", _haystack_rig, _haystack_run(),
+     {"adapter": False}),
     ("DSPy ReAct: same search, same answer", _dspy_rig, _dspy_run("loop"), {}),
     ("DSPy ReAct (`acall`): same search, same answer", _dspy_rig, _dspy_run("loop", asynchronous=True), {}),
     ("DSPy ReAct: same search, new results each time (healthy)", _dspy_rig, _dspy_run("fresh"), {}),

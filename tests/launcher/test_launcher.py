@@ -31,7 +31,7 @@ BIN = Path(sys.executable).parent
 LAUNCHER = BIN / "opentelemetry-instrument"
 pytestmark = pytest.mark.timeout(400)  # one module fixture runs every launch; a loaded CI box needs the room
 
-SLOW_FRAMEWORKS = "agno,beeai,llama_index"
+SLOW_FRAMEWORKS = "agno,beeai,llama_index,haystack"
 """Instrumentors this app has no use for: disabled in most runs because importing those frameworks costs seconds."""
 
 

@@ -22,4 +22,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.bedrock",
     "spanbreaker.adapters.autogen",
     "spanbreaker.adapters.dspy",
+    "spanbreaker.adapters.haystack",
 )
