@@ -44,15 +44,16 @@ APPS = {
     "google-genai": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "bedrock": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "dspy": Path(__file__).resolve().parent / "apps" / "dspy_app.py",
+    "haystack": Path(__file__).resolve().parent / "apps" / "haystack_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
             "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
             "strands": "tool_repeat", "agent-framework": "tool_repeat", "openai": "tool_repeat",
             "anthropic": "tool_repeat", "litellm": "tool_repeat", "google-genai": "tool_repeat",
-            "bedrock": "tool_repeat", "dspy": "tool_repeat"}
+            "bedrock": "tool_repeat", "dspy": "tool_repeat", "haystack": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
              "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20,
-             "litellm": 20, "google-genai": 20, "bedrock": 20, "dspy": 20}
+             "litellm": 20, "google-genai": 20, "bedrock": 20, "dspy": 20, "haystack": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
@@ -179,13 +180,15 @@ def assert_tripped(run: Run, framework: str) -> None:
 
 
 AGENT_KIND = {"llama-index": ("openinference.span.kind", "CHAIN"), "dspy": ("openinference.span.kind", "CHAIN"),
+              "haystack": ("openinference.span.kind", "CHAIN"),
               "pydantic-ai": ("gen_ai.operation.name", "invoke_agent"),
               "strands": ("gen_ai.operation.name", "invoke_agent"),
               "agent-framework": ("gen_ai.operation.name", "invoke_agent"),
               "anthropic": ("openinference.span.kind", "LLM"), "google-genai": ("openinference.span.kind", "LLM"),
               "bedrock": ("openinference.span.kind", "LLM")}
 """The attribute and value of the framework's agent spans, where not OpenInference's AGENT kind (the LlamaIndex
-instrumentor marks a workflow agent's run and steps CHAIN, the DSPy one every module, ``ReAct.forward`` too;
+instrumentor marks a workflow agent's run and steps CHAIN, the DSPy one every module, ``ReAct.forward`` too, the
+Haystack one every component, ``Agent.run`` too;
 pydantic-ai's, Strands' and Agent Framework's own spans follow the GenAI conventions). The Anthropic, Gemini and
 Bedrock apps run their loops with no span around them: model calls alone."""
 
