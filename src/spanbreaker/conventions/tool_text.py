@@ -18,7 +18,7 @@ NAME = "tool_text"
 
 HEAD_CHARS = 128
 """The markers open the output (measured on every corpus: all within its first 128 characters); nothing past
-this is read. Per tool span this costs two bounded ``find`` calls and two ``startswith``."""
+this is read. Per tool span this costs two bounded ``find`` calls and three ``startswith``."""
 FLAGGED = "ToolError"
 """A result its own message format marks as failed, without saying how (Anthropic's ``is_error``, Bedrock
 Converse's ``status: "error"``): the text may still name the failure, and then its label wins."""
