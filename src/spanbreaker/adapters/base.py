@@ -71,6 +71,28 @@ class PendingAttributes:
             self.var.set(None)
         return value
 
+    def around(self, attributes: Callable[[Any, tuple[Any, ...], dict[str, Any]], dict[str, Any] | None],
+               asynchronous: bool) -> Callable[..., Any]:
+        """A ``wrapt`` wrapper for one of an instrumentor's own wrappers (``PatchLog.wrap``): the start attributes
+        ``attributes(instance, args, kwargs)`` names for the call pending while it runs (and starts its span)."""
+        var = self.var
+        if asynchronous:
+            async def run_async(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+                token = var.set(attributes(instance, args, kwargs))
+                try:
+                    return await wrapped(*args, **kwargs)
+                finally:
+                    var.reset(token)
+            return run_async
+
+        def run(wrapped: Any, instance: Any, args: Any, kwargs: Any) -> Any:
+            token = var.set(attributes(instance, args, kwargs))
+            try:
+                return wrapped(*args, **kwargs)
+            finally:
+                var.reset(token)
+        return run
+
 
 class StartAttributes:
     """Stands in for an instrumentor's tracer: ``start_span`` / ``start_as_current_span`` add the start attributes

@@ -44,7 +44,6 @@ USAGE_KEYS = (("prompt_tokens", "llm.token_count.prompt"), ("completion_tokens",
 COST = "llm.cost.total"
 
 _PENDING = PendingAttributes("spanbreaker_dspy_start")
-_START = _PENDING.var
 """The start attributes of the call whose span is about to start (:class:`~.base.PendingAttributes`)."""
 
 
@@ -62,22 +61,7 @@ def _tool_attributes(wrapper: Any, args: tuple[Any, ...]) -> dict[str, Any] | No
 def _tool_wrapper(asynchronous: bool) -> Callable[..., Any]:
     """A wrapper around the instrumentor's tool wrapper (``_ToolCallWrapper.__call__`` /
     ``_AsyncToolCallWrapper.__call__``): the tool's name pending while it starts the span."""
-    if asynchronous:
-        async def run_async(wrapped: Any, wrapper: Any, args: Any, kwargs: Any) -> Any:
-            token = _START.set(_tool_attributes(wrapper, args))
-            try:
-                return await wrapped(*args, **kwargs)
-            finally:
-                _START.reset(token)
-        return run_async
-
-    def run(wrapped: Any, wrapper: Any, args: Any, kwargs: Any) -> Any:
-        token = _START.set(_tool_attributes(wrapper, args))
-        try:
-            return wrapped(*args, **kwargs)
-        finally:
-            _START.reset(token)
-    return run
+    return _PENDING.around(lambda wrapper, args, kwargs: _tool_attributes(wrapper, args), asynchronous)
 
 
 def _usage_attributes(result: Any) -> dict[str, Any]:

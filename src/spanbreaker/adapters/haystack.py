@@ -55,7 +55,6 @@ OUTPUT_TAG = "haystack.agent.step.tool.output"
 """The content tag Haystack puts a call's result on (``{"error": ...}`` for a failed call)."""
 
 _PENDING = PendingAttributes("spanbreaker_haystack_start")
-_START = _PENDING.var
 
 
 # ------------------------------------------------------------------------------------ model calls at start
@@ -79,29 +78,14 @@ def _start_attributes(wrapper: Any, args: tuple[Any, ...]) -> dict[str, Any] | N
 
 def _component_wrapper(asynchronous: bool) -> Callable[..., Any]:
     """Around the instrumentor's ``_ComponentRunWrapper.__call__`` / ``_AsyncComponentRunWrapper.__call__``."""
-    def pending(wrapper: Any, args: tuple[Any, ...]) -> dict[str, Any] | None:
+    def pending(wrapper: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any] | None:
         try:
             return _start_attributes(wrapper, args)
         except Exception:  # an odd component: its span starts as the instrumentor makes it
             logger.debug("spanbreaker could not name a Haystack component's span at start", exc_info=True)
             return None
 
-    if asynchronous:
-        async def run_async(wrapped: Any, wrapper: Any, args: Any, kwargs: Any) -> Any:
-            token = _START.set(pending(wrapper, args))
-            try:
-                return await wrapped(*args, **kwargs)
-            finally:
-                _START.reset(token)
-        return run_async
-
-    def run(wrapped: Any, wrapper: Any, args: Any, kwargs: Any) -> Any:
-        token = _START.set(pending(wrapper, args))
-        try:
-            return wrapped(*args, **kwargs)
-        finally:
-            _START.reset(token)
-    return run
+    return _PENDING.around(pending, asynchronous)
 
 
 # ---------------------------------------------------------------------------------------------- tool calls

@@ -32,7 +32,6 @@ logger = logging.getLogger("spanbreaker")
 SCOPE = "openinference.instrumentation.litellm"
 """The instrumentor's module, and the instrumentation scope of its spans."""
 _PENDING = PendingAttributes("spanbreaker_litellm_start")
-_START = _PENDING.var
 """The start attributes of the call whose span is about to start (:class:`~.base.PendingAttributes`)."""
 
 
@@ -64,22 +63,7 @@ def _wrapper(extract_name: str, anthropic: str | None, asynchronous: bool) -> Ca
             arguments = module._bind_anthropic_messages_arguments(signature, args, kwargs)
         return _start_attributes(getattr(module, extract_name), arguments)
 
-    if asynchronous:
-        async def run_async(wrapped: Any, instrumentor: Any, args: Any, kwargs: Any) -> Any:
-            token = _START.set(attributes(instrumentor, args, kwargs))
-            try:
-                return await wrapped(*args, **kwargs)
-            finally:
-                _START.reset(token)
-        return run_async
-
-    def run(wrapped: Any, instrumentor: Any, args: Any, kwargs: Any) -> Any:
-        token = _START.set(attributes(instrumentor, args, kwargs))
-        try:
-            return wrapped(*args, **kwargs)
-        finally:
-            _START.reset(token)
-    return run
+    return _PENDING.around(attributes, asynchronous)
 
 
 WRAPPED = {
