@@ -29,6 +29,9 @@ class HookedAdapter:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._instrumentor: Any = None
+        self._provider: Any = None
+        """The provider last instrumented for (an adapter making spans of its own, where the instrumentor has no
+        tracer yet, makes them there)."""
         self._owns_instrumentor = False
         self._patches = PatchLog()
         self._deferred = Deferred(self.framework)
@@ -74,6 +77,7 @@ class HookedAdapter:
         self._deferred.run_or_defer(lambda: self._instrument(tracer_provider))
 
     def _instrument(self, tracer_provider: Any) -> None:
+        self._provider = tracer_provider
         with self._lock:
             if not self._patches:
                 self.patch(self._patches)

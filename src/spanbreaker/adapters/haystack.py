@@ -161,14 +161,6 @@ class HaystackAdapter(HookedAdapter):
     framework = "haystack"
     scope = SCOPE
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._provider: Any = None
-
-    def _instrument(self, tracer_provider: Any) -> None:
-        self._provider = tracer_provider
-        super()._instrument(tracer_provider)
-
     def _tracer(self) -> Any:
         """The instrumentor's tracer (its trace configuration applies), else one on the provider instrumented."""
         tracer = getattr(self._instrumentor, "_tracer", None)
