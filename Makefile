@@ -75,13 +75,14 @@ test-adk: $(ADK_VENV)/.installed
 	$(ADK_VENV)/bin/python -m pytest -q -o addopts=-ra tests/adk
 
 # Microsoft AutoGen in its own venv (.venv/autogen): autogen-core pins protobuf ~=5.29, below the dev tier's 7. Its
-# tests (tests/autogen, AutoGen's own spans with the adapter) are ignored by the default suite; CI runs this tier.
+# tests (tests/autogen, AutoGen's own spans with the adapter; MCP tools from a real stdio server, mcp 1.x: autogen-ext
+# 0.7 does not import with mcp 2) are ignored by the default suite; CI runs this tier.
 AUTOGEN_VENV := $(VENV)/autogen
-$(AUTOGEN_VENV)/.installed: pyproject.toml
+$(AUTOGEN_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(AUTOGEN_VENV)
 	$(AUTOGEN_VENV)/bin/pip install -q --upgrade pip
 	$(AUTOGEN_VENV)/bin/pip install -q --no-compile -e '.[autogen]' 'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24' \
-	  'openinference-instrumentation-autogen-agentchat>=0.1.22,<0.2'
+	  'openinference-instrumentation-autogen-agentchat>=0.1.22,<0.2' 'autogen-ext[mcp]>=0.7,<0.8' 'mcp>=1.11,<2'
 	touch $@
 
 test-autogen: $(AUTOGEN_VENV)/.installed

@@ -31,3 +31,16 @@ def test_launcher_counts_each_tool_call_once(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     summary = done.summary
     assert (summary["detector"], summary["tool_calls"]) == ("call_budget", 3)
+
+
+@pytest.mark.timeout(120)
+def test_launcher_stops_a_loop_over_mcp_tools(tmp_path: Path) -> None:
+    """The app imports autogen-ext's MCP workbench only when it runs: the adapter patches it then, and the loop over
+    a real MCP server's tool is stopped at the 5th search, 4 of them answered by the server."""
+    done = launch_dev("autogen_app.py", tmp_path, disabled="", AUTOGEN_APP_TOOLS="mcp")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = done.summary
+    assert (summary["outcome"], summary["exception"], summary["detector"]) == ("stopped", "Tripped", "tool_repeat")
+    assert (summary["tool_calls"], summary["model_calls"]) == (4, 5)
+    assert done.stdout.count('"gen_ai.tool.call.result": "Paris: sunny, 18C"') == 4
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]

@@ -14,6 +14,12 @@ this adapter fixes around (measured on autogen-agentchat / autogen-core 0.7.5; t
   ``return_value_as_string``). Everything else is AutoGen's own ``trace_tool_span``. The same for a streaming tool's
   ``BaseStreamTool.run_json_stream`` (an agent or a team called as a tool: ``AgentTool``, ``TeamTool``), whose
   result is its final return value.
+* **MCP tools.** ``McpWorkbench.call_tool`` (autogen-ext) starts its own ``execute_tool`` span, also without the
+  arguments or the result. Here the span starts with the arguments (handed to AutoGen's ``trace_tool_span`` as
+  above) and ends with the server's answer as AutoGen renders it for the model (``ToolResult.to_text``: the text
+  parts, an image as ``[image]``), read where the workbench awaits the server inside that span. A steer raised as
+  the span starts becomes the call's error result, as AutoGen's own workbench makes of a tool's exception (the MCP
+  workbench would have let it end the agent's run).
 * **The stop in a tool task.** ``AssistantAgent`` runs a turn's tool calls in an ``asyncio`` task and waits on a
   queue for that task's events until the task puts its end marker; a ``Tripped`` (a ``BaseException``) raised
   where a tool span starts killed the task before the marker, and ``agent.run`` waited forever. Here a tool task
@@ -46,6 +52,8 @@ leaves AutoGen as it is.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import importlib.util
 import inspect
 import json
@@ -53,14 +61,14 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from types import SimpleNamespace
 from typing import Any
 
 import opentelemetry.context as context_api
 from opentelemetry import trace as trace_api
 
-from ..errors import Tripped
+from ..errors import Steered, Tripped
 from ._deferred import Deferred
 from .base import PatchLog, StartAttributes
 
@@ -78,6 +86,8 @@ CAPTURE_CONTENT = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 NO_CONTENT = frozenset({"false", "no_content", "event_only"})
 
 RUN_JSON_PARAMETERS = ("self", "args", "cancellation_token", "call_id")
+MCP_CALL_PARAMETERS = ("self", "name", "arguments", "cancellation_token", "call_id")
+MCP_ACTOR_CALL_PARAMETERS = ("self", "type", "args")
 STREAM_PARAMETER = "stream_queue"
 """The parameter through which ``AssistantAgent._process_model_result``'s tool task (``_execute_tool_calls``) gets
 the agent's event queue, whose ``None`` ends the agent's wait for the task's events."""
@@ -104,6 +114,19 @@ def _arguments(args: Mapping[str, Any]) -> str:
         return str(dict(args))
 
 
+def _content_on() -> bool:
+    """Whether tool arguments and results go on spans (the GenAI instrumentations' content switch, read per call)."""
+    return os.environ.get(CAPTURE_CONTENT, "").strip().lower() not in NO_CONTENT
+
+
+def _tracer(arguments: Mapping[str, Any] | None) -> Any:
+    """The tracer for AutoGen's ``trace_tool_span``: spans starting with ``arguments`` (None: as AutoGen makes them)."""
+    tracer = trace_api.get_tracer(SCOPE)
+    if arguments is None:
+        return tracer
+    return StartAttributes(tracer, SimpleNamespace(attributes={ARGUMENTS: _arguments(arguments)}))
+
+
 async def _run_json(self: Any, args: Mapping[str, Any], cancellation_token: Any, call_id: str | None = None) -> Any:
     """``BaseTool.run_json`` as autogen-core 0.7 writes it, with the call's arguments on its ``execute_tool`` span
     at start (through AutoGen's own ``trace_tool_span``) and the result on it at the end."""
@@ -111,10 +134,8 @@ async def _run_json(self: Any, args: Mapping[str, Any], cancellation_token: Any,
     from autogen_core.logging import ToolCallEvent
     from autogen_core.tools._base import trace_tool_span
 
-    content = os.environ.get(CAPTURE_CONTENT, "").strip().lower() not in NO_CONTENT
-    tracer: Any = trace_api.get_tracer(SCOPE)
-    if content:
-        tracer = StartAttributes(tracer, SimpleNamespace(attributes={ARGUMENTS: _arguments(args)}))
+    content = _content_on()
+    tracer = _tracer(args if content else None)
     with trace_tool_span(tool_name=self._name, tracer=tracer,
                          tool_description=self._description, tool_call_id=call_id) as span:
         return_value = await self.run(self._args_type.model_validate(args), cancellation_token)
@@ -134,10 +155,8 @@ async def _run_json_stream(self: Any, args: Mapping[str, Any], cancellation_toke
     from autogen_core.logging import ToolCallEvent
     from autogen_core.tools._base import trace_tool_span
 
-    content = os.environ.get(CAPTURE_CONTENT, "").strip().lower() not in NO_CONTENT
-    tracer: Any = trace_api.get_tracer(SCOPE)
-    if content:
-        tracer = StartAttributes(tracer, SimpleNamespace(attributes={ARGUMENTS: _arguments(args)}))
+    content = _content_on()
+    tracer = _tracer(args if content else None)
     return_value: Any = None
     with trace_tool_span(tool_name=self._name, tracer=tracer,
                          tool_description=self._description, tool_call_id=call_id) as span:
@@ -154,6 +173,77 @@ async def _run_json_stream(self: Any, args: Mapping[str, Any], cancellation_toke
                         f"{type(return_value).__name__}")
     logging.getLogger(EVENT_LOGGER_NAME).info(ToolCallEvent(
         tool_name=self.name, arguments=dict(args), result=self.return_value_as_string(return_value)))
+
+
+# ------------------------------------------------------------------------------------------------- MCP tools
+_mcp_arguments: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
+    "spanbreaker_autogen_mcp_arguments", default=None)
+"""The arguments of the ``McpWorkbench.call_tool`` running in this context, for the span it is about to start."""
+
+
+async def _mcp_call_tool(wrapped: Any, workbench: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``McpWorkbench.call_tool``: its arguments for :func:`_mcp_tool_span`, and a steer raised where its span
+    starts turned into the call's error result (a ``Tripped`` goes on: it stops the run)."""
+    bound = inspect.signature(wrapped).bind(*args, **kwargs)
+    arguments = bound.arguments.get("arguments") or {}
+    token = _mcp_arguments.set(arguments)
+    try:
+        return await wrapped(*args, **kwargs)
+    except Steered as steer:
+        from autogen_core.tools import TextResultContent, ToolResult
+
+        return ToolResult(name=bound.arguments["name"], result=[TextResultContent(content=workbench._format_errors(
+            steer))], is_error=True)
+    finally:
+        _mcp_arguments.reset(token)
+
+
+@contextlib.contextmanager
+def _mcp_tool_span(tool_name: str, **kwargs: Any) -> Iterator[Any]:
+    """AutoGen's ``trace_tool_span`` as ``McpWorkbench.call_tool`` calls it, the span starting with the call's
+    arguments (its result comes from :func:`_mcp_actor_call`)."""
+    from autogen_core.tools._base import trace_tool_span
+
+    arguments = _mcp_arguments.get()
+    if arguments is not None and _content_on() and kwargs.get("tracer") is None:
+        kwargs["tracer"] = _tracer(arguments)
+    with trace_tool_span(tool_name, **kwargs) as span:
+        yield span
+
+
+def _mcp_text(result: Any) -> str:
+    """An MCP ``CallToolResult`` as AutoGen hands it to the model (``ToolResult.to_text(replace_image="[image]")``
+    of what ``McpWorkbench.call_tool`` makes of it)."""
+    parts = []
+    for content in getattr(result, "content", None) or ():
+        kind = getattr(content, "type", None)
+        if kind == "text":
+            parts.append(str(content.text))
+        elif kind == "image":
+            parts.append("[image]")
+        else:  # an embedded resource, as the workbench renders it
+            parts.append(content.model_dump_json())
+    return "\n".join(parts)
+
+
+async def _mcp_actor_call(wrapped: Any, actor: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``McpSessionActor.call``: for ``call_tool`` it hands the workbench the server call to await inside its
+    ``execute_tool`` span; here that awaiting also puts the answer on the span, before the span ends."""
+    pending = await wrapped(*args, **kwargs)
+    command = args[0] if args else kwargs.get("type")
+    span = trace_api.get_current_span()
+    if command != "call_tool" or _mcp_arguments.get() is None or not _content_on() or not span.is_recording():
+        return pending
+
+    async def answered() -> Any:
+        result = await pending
+        try:
+            span.set_attribute(RESULT, _mcp_text(result))
+        except Exception:  # an answer of another shape: the span ends without it
+            logger.debug("spanbreaker could not read an MCP tool result", exc_info=True)
+        return result
+
+    return answered()
 
 
 # ----------------------------------------------------------------------------------------------- the stop
@@ -277,6 +367,34 @@ def check_compatible() -> None:
         raise RuntimeError("unexpected AutoGen internals: " + ", ".join(problems))
 
 
+def _mcp_modules() -> tuple[Any, Any] | None:
+    """autogen-ext's MCP workbench and actor modules, or None where autogen-ext's ``mcp`` extra is not installed."""
+    try:
+        from autogen_ext.tools.mcp import _actor, _workbench
+    except ImportError:
+        return None
+    return _workbench, _actor
+
+
+def _mcp_problems() -> list[str]:
+    modules = _mcp_modules()
+    if modules is None:
+        return []
+    workbench, actor = modules
+    problems = []
+    if _parameters(workbench.McpWorkbench.call_tool) != MCP_CALL_PARAMETERS:
+        problems.append(f"McpWorkbench.call_tool{_parameters(workbench.McpWorkbench.call_tool)}")
+    try:
+        source = inspect.getsource(workbench.McpWorkbench.call_tool)
+    except (OSError, TypeError):
+        source = ""
+    if "with trace_tool_span(" not in source or 'self._actor.call("call_tool"' not in source:
+        problems.append("McpWorkbench.call_tool's body")
+    if _parameters(actor.McpSessionActor.call) != MCP_ACTOR_CALL_PARAMETERS:
+        problems.append(f"McpSessionActor.call{_parameters(actor.McpSessionActor.call)}")
+    return problems
+
+
 def patch(patches: PatchLog) -> None:
     from autogen_agentchat.agents import _assistant_agent
     from autogen_agentchat.teams import BaseGroupChat
@@ -290,6 +408,21 @@ def patch(patches: PatchLog) -> None:
     patches.wrap(BaseGroupChat, "run_stream", _run_stream)
 
 
+def patch_mcp(patches: PatchLog) -> None:
+    """The MCP workbench's patches (autogen-ext's ``mcp`` extra), apart from the rest: another autogen-ext's MCP
+    internals leave the rest of the adapter on."""
+    modules = _mcp_modules()
+    if modules is None:
+        return
+    problems = _mcp_problems()
+    if problems:
+        raise RuntimeError("unexpected autogen-ext MCP internals: " + ", ".join(problems))
+    workbench, actor = modules
+    patches.wrap(workbench.McpWorkbench, "call_tool", _mcp_call_tool)
+    patches.patch(workbench, "trace_tool_span", _mcp_tool_span)
+    patches.wrap(actor.McpSessionActor, "call", _mcp_actor_call)
+
+
 class AutoGenAdapter:
     name = "autogen"
 
@@ -297,6 +430,8 @@ class AutoGenAdapter:
         self._lock = threading.Lock()
         self._patches = PatchLog()
         self._deferred = Deferred("autogen_agentchat")
+        self._mcp_patches = PatchLog()
+        self._mcp_deferred = Deferred("autogen_ext.tools.mcp")
 
     def available(self) -> bool:
         try:
@@ -309,6 +444,7 @@ class AutoGenAdapter:
         AutoGen uses, the global one: the breaker sees them where it is attached there (``spanbreaker.instrument()``,
         the launcher)."""
         self._deferred.run_or_defer(self._instrument)
+        self._mcp_deferred.run_or_defer(self._instrument_mcp)
 
     def _instrument(self) -> None:
         with self._lock:
@@ -322,10 +458,23 @@ class AutoGenAdapter:
                 logger.warning("spanbreaker could not instrument AutoGen: it runs as it is, its tool spans without "
                                "arguments or results", exc_info=True)
 
+    def _instrument_mcp(self) -> None:
+        with self._lock:
+            if self._mcp_patches:
+                return
+            try:
+                patch_mcp(self._mcp_patches)
+            except Exception:  # another autogen-ext: MCP tools keep its spans, unknown calls; the rest still holds
+                self._mcp_patches.undo()
+                logger.warning("spanbreaker could not instrument AutoGen's MCP workbench: its tool spans stay without "
+                               "arguments or results", exc_info=True)
+
     def uninstrument(self) -> None:
         self._deferred.cancel()
+        self._mcp_deferred.cancel()
         with self._lock:
             self._patches.undo()
+            self._mcp_patches.undo()
 
 
 ADAPTER = AutoGenAdapter()
