@@ -269,6 +269,27 @@ def _instructor_run(output: str) -> Callable[[Rig], None]:
     return run
 
 
+def _instructor_json_run(output: str) -> Callable[[Rig], None]:
+    """The same in Instructor's ``Mode.JSON``: the model answers with JSON text, a failed answer is re-asked in a user
+    message (``Correct your JSON ONLY RESPONSE ...``)."""
+    names = {"same": lambda reasks: "jason", "new": lambda reasks: f"jason {reasks}",
+             "fixed": lambda reasks: "JASON" if reasks >= 2 else "jason"}
+
+    def run(rig: Rig) -> None:
+        from instructor.core import InstructorRetryException
+        from openinference.instrumentation.openai import OpenAIInstrumentor
+
+        from tests.instructor.test_retries import extract_json, json_answers
+
+        try:
+            extract_json(json_answers(names[output]), "JSON", retries=LIMIT)
+        except InstructorRetryException:
+            pass  # max_retries ended it
+        finally:
+            OpenAIInstrumentor().uninstrument()
+    return run
+
+
 def _dspy_run(script: str, asynchronous: bool = False) -> Callable[[Rig], None]:
     """``tests/dspy/scripted.py``'s agent on ``script`` (``max_iters`` = LIMIT), on DSPy's native engine; the tool
     records its queries in the rig's ``tool_bodies``."""
@@ -420,6 +441,9 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
     ("Instructor (tool mode): the same invalid output every attempt", _openai_rig, _instructor_run("same"), {}),
     ("Instructor (tool mode): a new invalid output every attempt", _openai_rig, _instructor_run("new"), {}),
     ("Instructor (tool mode): fixed after two re-asks (healthy)", _openai_rig, _instructor_run("fixed"), {}),
+    ("Instructor (JSON mode): the same invalid output every attempt", _openai_rig, _instructor_json_run("same"), {}),
+    ("Instructor (JSON mode): a new invalid output every attempt", _openai_rig, _instructor_json_run("new"), {}),
+    ("Instructor (JSON mode): fixed after two re-asks (healthy)", _openai_rig, _instructor_json_run("fixed"), {}),
     ("Haystack Agent (adapter): same search, same answer", _haystack_rig, _haystack_run(), {}),
     ("Haystack Agent (adapter): 6 queries, one answer (wide)", _haystack_rig, _haystack_run(WIDE), {}),
     ("Haystack Agent, stock instrumentor (no adapter): same search", _haystack_rig, _haystack_run(),

@@ -99,6 +99,53 @@ def test_instructor_s_re_ask_text_names_a_malformed_call_also_where_the_format_f
     assert call.error == tool_text.FLAGGED, "a flagged result whose text names nothing keeps the format's label"
 
 
+JSON_REASK = ("Correct your JSON ONLY RESPONSE, based on the following errors:\n1 validation error for Person\nname\n"
+              "  Value error, name must be upper case")
+
+
+def test_a_structured_output_re_asked_in_a_user_message_is_a_failed_call_of_its_own() -> None:
+    """Instructor's JSON modes: the model's answer, then a user message re-asking; every re-ask a turn of its own,
+    and none of them a new request (the run so far goes back to the user's)."""
+    from spanbreaker.conventions.prompt_calls import STRUCTURED_OUTPUT
+
+    answer = '{"name": "jason", "age": 25}'
+    messages = [{"role": "system", "content": "Return JSON."}, {"role": "user", "content": "Extract: jason is 25"},
+                {"role": "assistant", "content": answer}, {"role": "user", "content": JSON_REASK},
+                {"role": "assistant", "content": answer}, {"role": "user", "content": JSON_REASK}]
+    prompt = json.dumps({"messages": messages, "model": "gpt-4o-mini"})
+    failed = PromptCall("", STRUCTURED_OUTPUT, answer, JSON_REASK, "OutputValidationError")
+    assert last_turn_after(prompt) == ((4, [failed]), False)
+    assert run_so_far(prompt) == [(2, [failed]), (4, [failed])]
+    quoted = "Validation Errors found:\nname\nRecall the function correctly, fix the errors found in the following " \
+             "attempt:\n{...}"  # Anthropic's JSON mode: re-asks only, each quoting the attempt
+    anthropic = json.dumps({"messages": [{"role": "user", "content": "Extract"},
+                                         {"role": "user", "content": [{"type": "text", "text": quoted}]},
+                                         {"role": "user", "content": quoted}]})
+    assert run_so_far(anthropic) == [(1, [PromptCall("", STRUCTURED_OUTPUT, "", quoted, "OutputValidationError")]),
+                                     (2, [PromptCall("", STRUCTURED_OUTPUT, "", quoted, "OutputValidationError")])]
+    genai = json.dumps([{"role": "user", "parts": [{"type": "text", "content": "Extract"}]},
+                        {"role": "assistant", "parts": [{"type": "text", "content": answer}]},
+                        {"role": "user", "parts": [{"type": "text", "content": JSON_REASK}]}])
+    found = last_turn(genai)
+    assert found is not None and found[0] == 1 and found[1][0].result == JSON_REASK
+
+
+def test_re_ask_text_in_a_tool_result_or_a_request_is_no_structured_output_re_ask() -> None:
+    """A tool result that opens like a re-ask is the tool's (read as before); a user request that merely mentions
+    one, or an answer of the model's, re-asks nothing."""
+    anthropic = json.dumps({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Person", "input": {"name": "j"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": JSON_REASK,
+                                      "is_error": True}]}]})
+    found = last_turn(anthropic)
+    assert found is not None and [call.name for call in found[1]] == ["Person"]
+    for text in ("Please fix: " + JSON_REASK, "hello"):
+        assert last_turn(json.dumps({"messages": [{"role": "assistant", "content": "{}"},
+                                                  {"role": "user", "content": text}]})) is None
+    assert last_turn(json.dumps({"messages": [{"role": "assistant", "content": JSON_REASK}]})) is None
+
+
 def test_openai_responses_input_items() -> None:
     text = json.dumps({"model": "gpt-4o", "input": [
         {"role": "user", "content": "go"},

@@ -1,13 +1,15 @@
 """Instructor's structured-output retries, on the real OpenAI client traced by OpenInference's OpenAI instrumentor
 (and, where said, OpenInference's Instructor instrumentor around each ``create``). In tool mode Instructor re-asks
-with the model's own function call and a tool result that starts ``Validation Error found:``; the breaker reads
-each prompt's last turn, so a retry loop is a tool loop: the same invalid output again and again (``tool_repeat``),
-or a different invalid output every time (``tool_streak`` on the failed validations, ``max_retries`` set far above
-what a fix needs). A model that fixes its output after a re-ask or two, and a batch of extractions in one trace that
+with the model's own function call and a tool result that starts ``Validation Error found:``; in its JSON modes with
+the model's answer and a user message that starts ``Correct your JSON ONLY RESPONSE``. The breaker reads each
+prompt's last turn, so a retry loop is a tool loop: the same invalid output again and again (``tool_repeat``), or a
+different invalid output every time (``tool_streak`` on the failed validations, ``max_retries`` set far above what a
+fix needs). A model that fixes its output after a re-ask or two, and a batch of extractions in one trace that
 each need a re-ask, stay quiet. The model is the only stub (an in-process HTTP transport)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -160,3 +162,92 @@ def test_an_anthropic_retry_loop_is_read_the_same_way() -> None:
         AnthropicInstrumentor().uninstrument()
         rig.provider.shutdown()
     assert raised.value.detector == "tool_streak" and model.calls == 10
+
+
+JSON_MODES = ["JSON", "MD_JSON", "JSON_SCHEMA"]
+"""Instructor's modes where the model answers with text, not a tool call: a failed answer is re-asked in a user
+message (``Correct your JSON ONLY RESPONSE, based on the following errors: ...``)."""
+
+
+def extract_json(model: ScriptedModel, mode: str, retries: int = 15) -> Person:
+    client = instructor.from_openai(model.client(openai.OpenAI, api_key="scripted"),
+                                    mode=getattr(instructor.Mode, mode))
+    person: Person = client.chat.completions.create(
+        model="gpt-4o-mini", response_model=Person, max_retries=retries,
+        messages=[{"role": "user", "content": "Extract: jason is 25"}])
+    return person
+
+
+def json_answers(name: Callable[[int], str]) -> ScriptedModel:
+    """A model answering each attempt with a ``Person`` as JSON text, named ``name(re-asks so far)``."""
+    def reply(messages: list[dict[str, Any]]) -> str:
+        reasks = sum(1 for m in messages if str(m.get("content")).startswith("Correct your JSON ONLY RESPONSE"))
+        return json.dumps({"name": name(reasks), "age": 25})
+
+    return ScriptedModel(reply)
+
+
+@pytest.mark.parametrize("mode", JSON_MODES)
+def test_json_mode_the_same_invalid_output_again_and_again_is_stopped(make_env: Callable[..., Rig], mode: str) -> None:
+    rig = make_env()
+    model = json_answers(lambda _reasks: "jason")
+    with pytest.raises(spanbreaker.Tripped) as raised:
+        extract_json(model, mode)
+    trip = raised.value
+    assert trip.detector == "tool_repeat" and trip.evidence["calls_from_prompt"] is True
+    assert trip.evidence["tool"] == "structured_output"
+    assert model.calls == 5, "the 6th request, re-asking after the 5th identical answer, is vetoed (16 stock)"
+    assert_trip_marked(rig, "tool_repeat")
+    rig.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("mode", JSON_MODES)
+def test_json_mode_a_new_invalid_output_every_time_is_stopped(make_env: Callable[..., Rig], mode: str) -> None:
+    rig = make_env()
+    model = json_answers(lambda reasks: f"jason {reasks}")
+    with pytest.raises(spanbreaker.Tripped) as raised:
+        extract_json(model, mode)
+    assert raised.value.detector == "tool_streak" and raised.value.evidence["consecutive_calls"] == 10
+    assert model.calls == 10
+    rig.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("mode", JSON_MODES)
+def test_json_mode_a_fix_after_two_re_asks_is_quiet(make_env: Callable[..., Rig], mode: str) -> None:
+    rig = make_env()
+    model = json_answers(lambda reasks: "JASON" if reasks >= 2 else "jason")
+    assert extract_json(model, mode).name == "JASON" and model.calls == 3
+    rig.assert_quiet()
+
+
+def test_json_mode_instructor_s_own_limit_ends_a_short_retry_loop_first(make_env: Callable[..., Rig]) -> None:
+    rig = make_env()
+    model = json_answers(lambda _reasks: "jason")
+    with pytest.raises(InstructorRetryException):
+        extract_json(model, "JSON", retries=3)
+    assert model.calls == 4
+    rig.assert_quiet()
+
+
+def test_json_mode_a_batch_of_extractions_each_re_asked_once_is_quiet(make_env: Callable[..., Rig]) -> None:
+    """Thirty JSON-mode extractions in one trace, each valid at its second attempt: every ``create`` starts with a
+    new user request, so the failed validations never make a streak."""
+    def reply(messages: list[dict[str, Any]]) -> str:
+        name = str(messages[1]["content"]).rsplit(" ", 1)[-1]
+        reasked = any(str(m.get("content")).startswith("Correct your JSON") for m in messages)
+        return json.dumps({"name": name.upper() if reasked else name, "age": 25})
+
+    rig = make_env()
+    model = ScriptedModel(reply)
+
+    def extract_one(n: int) -> Person:
+        client = instructor.from_openai(model.client(openai.OpenAI, api_key="scripted"), mode=instructor.Mode.JSON)
+        person: Person = client.chat.completions.create(
+            model="gpt-4o-mini", response_model=Person, max_retries=3,
+            messages=[{"role": "user", "content": f"Extract: person{n}"}])
+        return person
+
+    with rig.provider.get_tracer("batch").start_as_current_span("extract-batch"):
+        people = [extract_one(n) for n in range(30)]
+    assert [p.name for p in people] == [f"PERSON{n}" for n in range(30)] and model.calls == 60
+    rig.assert_quiet()

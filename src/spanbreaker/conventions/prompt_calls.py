@@ -29,7 +29,12 @@ Shapes read (only the turns read are decoded; the rest of the history is skipped
   ``json`` blocks, ``status``: ``error`` marks a failed call);
 * a bare JSON array of messages in any of these forms (what some instrumentors record);
 * OpenInference's flattened ``llm.input_messages.*`` attributes, where no request text is on the span yet
-  (Google GenAI's instrumentor sets its request text only at the end).
+  (Google GenAI's instrumentor sets its request text only at the end);
+* a structured output re-asked in a user message (Instructor's JSON modes, "Correct your JSON ONLY RESPONSE, based on
+  the following errors: ..."; "Validation Error(s) found: ..." where the model answered a tool mode with text or
+  Anthropic's JSON mode quotes the attempt): read as a call of :data:`STRUCTURED_OUTPUT` whose arguments are the
+  model's answer just before (empty where the re-ask quotes it) and whose result is the re-ask, failed with
+  ``OutputValidationError``, one turn per re-ask.
 
 A prompt whose last message is a new user request, or whose results do not answer the previous assistant turn's
 calls, implies nothing. Anything malformed implies nothing: this never raises past the engine's guard.
@@ -51,9 +56,12 @@ from . import tool_text
 NAME = "prompt_calls"
 
 MARKERS = ('"tool_call_id"', '"tool_use_id"', '"tool_call_response"', '"function_call_output"',
-           '"function_response"', '"functionResponse"', '"toolResult"')
-"""Keys only a tool result carries in each shape: a prompt without any of them answers no tool call, and is not
-decoded at all (a chat without tools costs seven substring scans per model call)."""
+           '"function_response"', '"functionResponse"', '"toolResult"', *tool_text.STRUCTURED_REASKS)
+"""Keys only a tool result carries in each shape, and the openings of a structured-output re-ask: a prompt without
+any of them answers no tool call, and is not decoded at all (a chat without tools costs ten substring scans per
+model call)."""
+STRUCTURED_OUTPUT = "structured_output"
+"""The tool name a re-asked structured output is read under (a JSON mode's answer is no tool call of its own)."""
 MAX_PROMPT_CHARS = 4 * 1024 * 1024
 """Prompts longer than this are not read (past any model's context window; reading costs about a microsecond per
 kilobyte, as the instrumentor's own serialisation of the request does)."""
@@ -177,8 +185,9 @@ def _turns(prompt: Prompt, depth: int, most: int) -> tuple[list[tuple[int, list[
 
 
 def _is_request(message: Any) -> bool:
-    """Whether a message is a user's request (a user message that carries no tool results)."""
-    return isinstance(message, dict) and message.get("role") in ("user", "human") and _results_in(message) is None
+    """Whether a message is a user's request (a user message that carries no tool results and re-asks nothing)."""
+    return (isinstance(message, dict) and message.get("role") in ("user", "human") and _results_in(message) is None
+            and _reask_in(message) is None)
 
 
 def _as_is(message: Any) -> Any:
@@ -258,6 +267,11 @@ def _read_turn(items: list[Any], index: int, floor: int,
     never below ``floor``."""
     answers: list[Answer] = []  # last first
     message: Any = None
+    if index > floor:
+        last = decode(items[index])
+        reask = _reask_in(last) if isinstance(last, dict) else None
+        if reask is not None:
+            return _reask_turn(items, index, floor, decode, reask)
     while index > floor:
         message = decode(items[index])
         if not isinstance(message, dict):
@@ -296,6 +310,49 @@ def _read_turn(items: list[Any], index: int, floor: int,
             continue  # asked for, not answered in this prompt: its result is unknown
         paired.append(PromptCall(call_id, name, arguments, answer[0], answer[1]))
     return (index, paired) if paired else None
+
+
+def _reask_turn(items: list[Any], index: int, floor: int, decode: Callable[[Any], Any],
+                reask: str) -> tuple[int, list[PromptCall]]:
+    """A structured-output re-ask at ``items[index]`` as a turn of its own: the call is the model's answer just before
+    it (an assistant message without tool calls), or, where the re-ask follows no such answer (it quotes the
+    attempt), a call with no arguments at the re-ask's own position."""
+    if index - 1 > floor:
+        answer = decode(items[index - 1])
+        if isinstance(answer, dict) and answer.get("role") in ("assistant", "model") and _calls_in(answer) is None:
+            return index - 1, [PromptCall("", STRUCTURED_OUTPUT, _text(_content_of(answer)), reask,
+                                          tool_text.OUTPUT_INVALID)]
+    return index, [PromptCall("", STRUCTURED_OUTPUT, "", reask, tool_text.OUTPUT_INVALID)]
+
+
+def _reask_in(message: dict[str, Any]) -> str | None:
+    """The text of a user message that re-asks for a structured output (:data:`.tool_text.STRUCTURED_REASKS`), or
+    None: a string, or text blocks or parts, the first opening with the re-ask."""
+    if message.get("role") != "user":
+        return None
+    content = _content_of(message)
+    if isinstance(content, list):  # text blocks (Anthropic: "text"), parts (Gemini: "text"; GenAI: "content")
+        texts = [_text_part(block) for block in content]
+        if not texts or not all(isinstance(text, str) for text in texts):
+            return None
+        content = "\n".join(texts)  # type: ignore[arg-type]
+    if isinstance(content, str) and content.startswith(tool_text.STRUCTURED_REASKS):
+        return content
+    return None
+
+
+def _text_part(block: Any) -> str | None:
+    """The text of a text block or part, or None for any other (a tool result block is no re-ask, whatever it says)."""
+    if not isinstance(block, dict) or block.get("type", "text") != "text":
+        return None
+    text = block.get("text", block.get("content"))
+    return text if isinstance(text, str) else None
+
+
+def _content_of(message: dict[str, Any]) -> Any:
+    """A message's content: Chat Completions' and Anthropic's ``content``, or GenAI's and Gemini's ``parts``."""
+    content = message.get("content")
+    return message.get("parts") if content is None else content
 
 
 Answer = tuple[str, str, str | None]

@@ -31,6 +31,10 @@ model's own call reads ``Validation Error found:`` then the errors and "Recall t
 errors" (pydantic-ai's structured retries are named so where its messages are read: ``prompt_calls``). A malformed
 action, not failed work (``format_error_types``): a run of them is ``tool_streak``'s."""
 _REASK = ("Validation Error found:", "Validation Errors found:")
+STRUCTURED_REASKS = (*_REASK, "Correct your JSON ONLY RESPONSE")
+"""How Instructor's re-ask opens when it is a user message rather than a tool result (JSON modes: "Correct your JSON
+ONLY RESPONSE, based on the following errors:"; Anthropic's JSON mode and tool modes answered with text: "Validation
+Error(s) found:"): read by :mod:`.prompt_calls` as the model's structured output failing its schema."""
 
 _EXECUTION = re.compile(r"exitcode: [1-9]\d{0,3} \(execution failed\)")
 _NOT_FOUND = re.compile(r"^(?:[^\s:]{1,128}: ){0,3}[^\s:]{1,128}: command not found$", re.M)
