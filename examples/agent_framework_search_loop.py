@@ -1,10 +1,10 @@
 """A Microsoft Agent Framework agent re-runs one search and reads the same page every time; spanbreaker stops it,
-from Agent Framework's own OpenTelemetry GenAI spans (no adapter). Offline: the model is a scripted chat client.
+from Agent Framework's own OpenTelemetry GenAI spans. Offline: the model is a scripted chat client.
 
-Agent Framework puts a tool call's arguments and result on its span only with sensitive data on (here
-``enable_instrumentation(enable_sensitive_data=True)``; or ``ENABLE_SENSITIVE_DATA=true``). Without it the loop
-cannot be told from progress and runs to Agent Framework's own limit; model-call, token and cost budgets work
-either way.
+Agent Framework puts a tool call's arguments and result on its span only with sensitive data on
+(``enable_instrumentation(enable_sensitive_data=True)`` or ``ENABLE_SENSITIVE_DATA=true``). Here it stays off, Agent
+Framework's default: spanbreaker's adapter shows the breaker each call in process, and the exported spans carry no
+arguments or results (the example checks). Model-call, token and cost budgets work either way.
 
     python examples/agent_framework_search_loop.py
 """
@@ -41,7 +41,7 @@ async def main() -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)  # Agent Framework's spans go to the global provider
     spanbreaker.instrument(tracer_provider=provider)
-    enable_instrumentation(enable_sensitive_data=True)  # tool arguments and results on the execute_tool spans
+    enable_instrumentation()  # Agent Framework's spans on; sensitive data off, its default
 
     client = Scripted(lambda results: [("web_search", {"query": "acme 2026 revenue guidance"})],  # stuck
                       model="stuck-model")
@@ -55,6 +55,9 @@ async def main() -> None:
     except spanbreaker.Tripped as trip:
         print_trip(trip, exporter, f"model calls made: {client.calls}, web_search ran {counts['search']} times "
                    f"(the iteration limit alone would allow {ITERATION_LIMIT})", kind_key="gen_ai.operation.name")
+        exported = [key for span in exporter.get_finished_spans() for key in (span.attributes or {})]
+        hidden = not any(key.startswith(("gen_ai.tool.call.arguments", "gen_ai.tool.call.result")) for key in exported)
+        print(f"tool arguments or results on the exported spans: {'none' if hidden else 'some'}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ EXPECTED = {
     "instructor_retry_loop.py": ("spanbreaker tripped: [tool_streak] Invoice called 10 times in a row",
                                  "model calls made: 10", "LLM ChatCompletion (blocked: never ran)"),
     "agent_framework_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
-                                       "execute_tool web_search (blocked: never ran)", "invoke_agent analyst"),
+                                       "execute_tool web_search (blocked: never ran)", "invoke_agent analyst",
+                                       "tool arguments or results on the exported spans: none"),
 }
 
 

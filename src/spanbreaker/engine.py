@@ -31,6 +31,7 @@ from opentelemetry.trace import Status, StatusCode
 from .breaker import Admission, BreakerListener, BreakerState, TraceBreaker, TripRecord
 from .config import BreakerConfig
 from .conventions import classify, prompt_calls
+from .conventions import genai as _ga
 from .conventions import openinference as _oi
 from .conventions.read import (
     agent_start,
@@ -46,6 +47,7 @@ from .detectors import FORCED, Detector, Finding, build_detectors
 from .detectors.base import Quiet
 from .kinds import Kind
 from .pricing import cost_usd, prewarm
+from .private_calls import current as _private_call
 from .signals import AgentRun, ModelCall, StepEnd, ToolCall, delegation_key
 from .tracestate import MAX_OPEN_SPANS, NAME_CHARS, NO_ATTRIBUTES, OpenSpan, TraceState
 from .verdict import Action, Verdict
@@ -367,6 +369,11 @@ class BreakerEngine:
                 hooks: _Hooks
                 if kind is _TOOL:
                     signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
+                    if not signal.args_known:  # none on the span: an adapter may show them in process
+                        private = _private_call()
+                        if private is not None and private.name == signal.name:
+                            attributes = entry.attributes = {**attributes, _ga.TOOL_ARGUMENTS: private.arguments}
+                            signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
                     if up is not None and up.kind is _TOOL and type(value) is not str and _same_call(up.signal, signal):
                         # The same call seen by a second instrumentor (OpenInference's AutoGen tool span around
                         # autogen-core's GenAI one): counted and judged once, on the outer span.
@@ -455,8 +462,15 @@ class BreakerEngine:
                     if not isinstance(signal, ToolCall):
                         return None  # admitted without detection (observe mode while OPEN)
                     entry.attributes = attributes  # popped: held only while the end hooks run
+                    detail = None if error is None else error_detail(events, status)
                     fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile_keys,
-                                     None if error is None else error_detail(events, status))
+                                     detail)
+                    if not signal.result_known:  # none on the span: an adapter may show it in process
+                        private = _private_call()
+                        if private is not None and private.result is not None and private.name == signal.name:
+                            attributes = entry.attributes = {**attributes, _ga.TOOL_RESULT: private.result}
+                            fill_tool_result(signal, attributes, error, self._cap, self._format_types,
+                                             self._volatile_keys, detail)
                     if self.shared is None:
                         scope.tools.record(signal)
                     else:

@@ -1,12 +1,14 @@
 """Fixtures for the Agent Framework suite: Agent Framework's own GenAI spans on a private provider, the breaker.
 
-Agent Framework has no adapter: its stock spans are what the breaker sees. It takes its tracer from the global
-provider on every span (``agent_framework.observability.get_tracer``); each environment points that at the
+Agent Framework's stock spans are what the breaker sees (its adapter adds nothing to them). It takes its tracer from
+the global provider on every span (``agent_framework.observability.get_tracer``); each environment points that at the
 environment's provider instead (the global one is never touched) and puts it back at teardown.
 
-``make_env(sensitive=True, **config)``: ``sensitive`` is Agent Framework's sensitive-data setting
+``make_env(sensitive=True, adapter=True, **config)``: ``sensitive`` is Agent Framework's sensitive-data setting
 (``enable_instrumentation(enable_sensitive_data=...)``, env ``ENABLE_SENSITIVE_DATA``), which alone puts a tool
-call's arguments and result on its ``execute_tool`` span. Instrumentation is on, as by default, and
+call's arguments and result on its ``execute_tool`` span; ``adapter`` switches spanbreaker's Agent Framework adapter
+on (what ``spanbreaker.instrument()`` does: the call shown to the breaker in process) or leaves Agent Framework
+stock. Instrumentation is on, as by default, and
 ``OTEL_SEMCONV_STABILITY_OPT_IN`` unset (Agent Framework then emits the latest experimental GenAI conventions, which
 the tool-call attributes also need).
 """
@@ -19,6 +21,7 @@ from typing import Any
 import pytest
 from agent_framework import observability
 
+from spanbreaker.adapters.agent_framework import ADAPTER
 from spanbreaker.instrumentation import uninstrument
 
 from ..genai_rig import Rig, make_rig
@@ -29,10 +32,12 @@ def make_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
     made: list[Rig] = []
     settings = observability.OBSERVABILITY_SETTINGS
 
-    def make(sensitive: bool = True, **overrides: Any) -> Rig:
+    def make(sensitive: bool = True, adapter: bool = True, **overrides: Any) -> Rig:
         assert not made, "one environment per test"
         uninstrument()
         rig = make_rig(**overrides)
+        if adapter:
+            ADAPTER.instrument(rig.provider, rig.processor)
         provider = rig.provider
 
         def get_tracer(instrumenting_module_name: str = "agent_framework",
@@ -51,6 +56,7 @@ def make_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
         return rig
 
     yield make
+    ADAPTER.uninstrument()
     for rig in made:
         rig.provider.shutdown()
 

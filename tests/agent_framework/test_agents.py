@@ -1,8 +1,9 @@
-"""Microsoft Agent Framework under the breaker, on its stock OpenTelemetry GenAI spans (no adapter): with sensitive
-data on, a loop trips and stops ``agent.run``, awaited or streamed; healthy look-alikes stay quiet; model-call and
-token budgets work in either setting. With sensitive data off a tool span carries no arguments or results, and the
-loop goes on to Agent Framework's own limit. Real ``Agent`` and ``@tool``, Agent Framework's own function-calling
-loop and telemetry; the model is a script, the only stub.
+"""Microsoft Agent Framework under the breaker, on its stock OpenTelemetry GenAI spans: a loop trips and stops
+``agent.run``, awaited or streamed; healthy look-alikes stay quiet; model-call and token budgets work in either
+sensitive-data setting. With sensitive data off (Agent Framework's default) a tool span carries no arguments or
+results: spanbreaker's adapter shows the breaker the call in process, and the exported spans stay without them;
+stock, the loop goes on to Agent Framework's own limit. Real ``Agent`` and ``@tool``, Agent Framework's own
+function-calling loop and telemetry; the model is a script, the only stub.
 """
 
 from __future__ import annotations
@@ -67,10 +68,12 @@ def test_identical_calls_trip_and_stop_the_run(make_env: Any, how: str) -> None:
     assert agent_span.parent is None and (agent_span.attributes or {}).get("spanbreaker.tripped")
 
 
-def test_parallel_identical_calls_in_one_turn_stop_the_run(make_env: Any) -> None:
+@pytest.mark.parametrize("sensitive", [True, False], ids=["sensitive", "not-sensitive"])
+def test_parallel_identical_calls_in_one_turn_stop_the_run(make_env: Any, sensitive: bool) -> None:
     """Three identical calls per turn, run concurrently by Agent Framework: counted once per model turn (by design),
-    the loop across turns trips, all three calls of the fifth turn are vetoed, and every span is ended."""
-    env = make_env(sensitive=True)
+    the loop across turns trips, all three calls of the fifth turn are vetoed, and every span is ended. With
+    sensitive data off each concurrent call is shown to the breaker in its own task's context."""
+    env = make_env(sensitive=sensitive)
     scripted = Scripted(lambda n: [("search", {"query": "weather in Paris"})] * 3)
     with pytest.raises(spanbreaker.Tripped) as caught:
         run(weather_agent(env, scripted))
@@ -120,11 +123,38 @@ def test_token_budget_stops_the_run(make_env: Any, sensitive: bool) -> None:
     env.assert_nothing_lost()
 
 
-def test_without_sensitive_data_the_loop_is_not_caught(make_env: Any) -> None:
-    """Agent Framework's default: an ``execute_tool`` span has the tool's name but no arguments or result, so every
-    call is unknown, never identical. Nothing trips (and nothing false trips); the loop runs to Agent Framework's
-    own iteration limit."""
+@pytest.mark.parametrize("how", ["await", "stream"])
+def test_without_sensitive_data_the_loop_is_stopped_and_nothing_is_exported(make_env: Any, how: str) -> None:
+    """Agent Framework's default: an ``execute_tool`` span has the tool's name but no arguments or result. The adapter
+    shows the breaker the call in process: the 5th identical call is vetoed, and no exported span carries the
+    arguments or the result."""
     env = make_env(sensitive=False)
+    scripted = Scripted(loop)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(weather_agent(env, scripted), how)
+    assert caught.value.detector == "tool_repeat" and caught.value.evidence["identical_calls"] == 5
+    assert len(env.tool_bodies) == 4 and scripted.calls == 5
+    assert [s.name for s in env.blocked()] == ["execute_tool search"]
+    exported = [dict(s.attributes or {}) for s in env.spans()]
+    assert not any(key.startswith(("gen_ai.tool.call.arguments", "gen_ai.tool.call.result"))
+                   for attributes in exported for key in attributes)
+    assert not any("weather in Paris" in str(value) for attributes in exported for value in attributes.values())
+    env.assert_nothing_lost()
+
+
+def test_without_sensitive_data_the_same_call_with_new_results_is_quiet(make_env: Any) -> None:
+    """The loop's twin in process too: the same search, the answer moving (a status being polled)."""
+    env = make_env(sensitive=False)
+    scripted = Scripted(lambda n: [("search", {"query": "weather in Paris"})] if n < 8 else "Sunny.")
+    assert run(weather_agent(env, scripted, lambda q, i: f"update #{i}: still raining")) == "Sunny."
+    assert len(env.tool_bodies) == 8
+    env.assert_quiet()
+
+
+def test_stock_without_sensitive_data_the_loop_is_not_caught(make_env: Any) -> None:
+    """No adapter, Agent Framework's default: every call is unknown, never identical. Nothing trips (and nothing
+    false trips); the loop runs to Agent Framework's own iteration limit."""
+    env = make_env(sensitive=False, adapter=False)
     scripted = Scripted(loop)
     run(weather_agent(env, scripted))
     assert len(env.tool_bodies) > 5
@@ -134,10 +164,11 @@ def test_without_sensitive_data_the_loop_is_not_caught(make_env: Any) -> None:
 
 def test_tool_call_attributes_need_the_latest_semconv(make_env: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Sensitive data on, but ``OTEL_SEMCONV_STABILITY_OPT_IN`` set without ``gen_ai_latest_experimental``: Agent
-    Framework drops the tool-call arguments and results, and the loop is not caught either."""
+    Framework drops the tool-call arguments and results, and stock the loop is not caught either (the adapter
+    shows them in process, as with sensitive data off)."""
     from agent_framework.observability import OBSERVABILITY_SETTINGS
 
-    env = make_env(sensitive=True)
+    env = make_env(sensitive=True, adapter=False)
     monkeypatch.setattr(OBSERVABILITY_SETTINGS, "otel_semconv_stability_opt_in", "http")
     assert not OBSERVABILITY_SETTINGS.emit_tool_call_attributes
     run(weather_agent(env, Scripted(loop)))

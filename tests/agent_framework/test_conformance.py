@@ -1,5 +1,6 @@
-"""The Microsoft Agent Framework rows of docs/conformance.md (stock spans, no adapter; sensitive data off, Agent
-Framework's default, and on), measured: each cell is pinned here."""
+"""The Microsoft Agent Framework rows of docs/conformance.md (its own spans, stock and with spanbreaker's adapter;
+sensitive data off, Agent Framework's default, and on), measured: each cell is pinned here. The adapter adds nothing
+to the spans (the tool cells are the same as stock); it shows the breaker the calls in process."""
 
 from __future__ import annotations
 
@@ -25,14 +26,15 @@ def stop_cell(env: Any) -> str:
             f"function-calling limit)")
 
 
-@pytest.mark.parametrize("sensitive", [False, True], ids=["sensitive-off", "sensitive-on"])
-def test_conformance_row(make_env: Any, sensitive: bool) -> None:
-    env = make_env(sensitive=sensitive)
+@pytest.mark.parametrize(("sensitive", "adapter"), [(False, False), (True, False), (False, True)],
+                         ids=["stock-sensitive-off", "stock-sensitive-on", "adapter-sensitive-off"])
+def test_conformance_row(make_env: Any, sensitive: bool, adapter: bool) -> None:
+    env = make_env(sensitive=sensitive, adapter=adapter)
     run(weather_agent(env, Scripted(queries(QUERIES))))
     kind, args, results = tool_cells(env)
     stop = stop_cell(env)
+    setup = f"{'spanbreaker adapter' if adapter else 'stock'}, sensitive data {'on' if sensitive else 'off'}"
     row = conformance_row(f"Microsoft Agent Framework {version('agent-framework-core')} (`Agent`)",
-                          "Agent Framework's own GenAI spans", f"stock, sensitive data {'on' if sensitive else 'off'}",
-                          (kind, args, results, stop))
+                          "Agent Framework's own GenAI spans", setup, (kind, args, results, stop))
     print(row)
     assert_documented(row)

@@ -23,4 +23,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.autogen",
     "spanbreaker.adapters.dspy",
     "spanbreaker.adapters.haystack",
+    "spanbreaker.adapters.agent_framework",
 )

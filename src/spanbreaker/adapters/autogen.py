@@ -54,12 +54,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import importlib.util
 import inspect
 import json
 import logging
 import os
-import threading
 import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from types import SimpleNamespace
@@ -69,7 +67,7 @@ import opentelemetry.context as context_api
 from opentelemetry import trace as trace_api
 
 from ..errors import Steered, Tripped
-from ._deferred import Deferred
+from ._patching import PatchingAdapter
 from .base import PatchLog, StartAttributes
 
 logger = logging.getLogger("spanbreaker")
@@ -409,8 +407,7 @@ def patch(patches: PatchLog) -> None:
 
 
 def patch_mcp(patches: PatchLog) -> None:
-    """The MCP workbench's patches (autogen-ext's ``mcp`` extra), apart from the rest: another autogen-ext's MCP
-    internals leave the rest of the adapter on."""
+    """The MCP workbench's patches (autogen-ext's ``mcp`` extra; :class:`_McpWorkbench`)."""
     modules = _mcp_modules()
     if modules is None:
         return
@@ -423,58 +420,40 @@ def patch_mcp(patches: PatchLog) -> None:
     patches.wrap(actor.McpSessionActor, "call", _mcp_actor_call)
 
 
-class AutoGenAdapter:
+class _McpWorkbench(PatchingAdapter):
+    """The MCP workbench's patches, apart from the rest: patched when the application imports autogen-ext's MCP
+    module (autogen-ext's ``mcp`` extra), and another autogen-ext's MCP internals leave the rest of the adapter on."""
+
+    name = "autogen_mcp"
+    framework = "autogen_ext.tools.mcp"
+    title = "AutoGen's MCP workbench"
+    unguarded = "its tool spans stay without arguments or results"
+
+    def patch(self, patches: PatchLog) -> None:
+        patch_mcp(patches)
+
+
+class AutoGenAdapter(PatchingAdapter):
     name = "autogen"
+    framework = "autogen_agentchat"
+    title = "AutoGen"
+    unguarded = "it runs as it is, its tool spans without arguments or results"
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._patches = PatchLog()
-        self._deferred = Deferred("autogen_agentchat")
-        self._mcp_patches = PatchLog()
-        self._mcp_deferred = Deferred("autogen_ext.tools.mcp")
+        super().__init__()
+        self._mcp = _McpWorkbench()
 
-    def available(self) -> bool:
-        try:
-            return importlib.util.find_spec("autogen_agentchat") is not None
-        except (ImportError, ValueError):
-            return False
+    def patch(self, patches: PatchLog) -> None:
+        check_compatible()
+        patch(patches)
 
     def instrument(self, tracer_provider: Any, processor: Any) -> None:
-        """Patch AutoGen, now or when the application imports it (idempotent). Its spans stay on the provider
-        AutoGen uses, the global one: the breaker sees them where it is attached there (``spanbreaker.instrument()``,
-        the launcher)."""
-        self._deferred.run_or_defer(self._instrument)
-        self._mcp_deferred.run_or_defer(self._instrument_mcp)
-
-    def _instrument(self) -> None:
-        with self._lock:
-            if self._patches:
-                return
-            try:
-                check_compatible()
-                patch(self._patches)
-            except Exception:  # another AutoGen release: it runs as it is, unguarded by these patches
-                self._patches.undo()
-                logger.warning("spanbreaker could not instrument AutoGen: it runs as it is, its tool spans without "
-                               "arguments or results", exc_info=True)
-
-    def _instrument_mcp(self) -> None:
-        with self._lock:
-            if self._mcp_patches:
-                return
-            try:
-                patch_mcp(self._mcp_patches)
-            except Exception:  # another autogen-ext: MCP tools keep its spans, unknown calls; the rest still holds
-                self._mcp_patches.undo()
-                logger.warning("spanbreaker could not instrument AutoGen's MCP workbench: its tool spans stay without "
-                               "arguments or results", exc_info=True)
+        super().instrument(tracer_provider, processor)
+        self._mcp.instrument(tracer_provider, processor)
 
     def uninstrument(self) -> None:
-        self._deferred.cancel()
-        self._mcp_deferred.cancel()
-        with self._lock:
-            self._patches.undo()
-            self._mcp_patches.undo()
+        self._mcp.uninstrument()
+        super().uninstrument()
 
 
 ADAPTER = AutoGenAdapter()

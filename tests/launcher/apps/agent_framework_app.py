@@ -4,8 +4,9 @@ opentelemetry-instrument python agent_framework_app.py``.
 An agent re-runs one search and reads the same page every time (a scripted chat client, composed like Agent
 Framework's own ``OpenAIChatClient``, stands in for the LLM; nothing else is stubbed). Agent Framework's own spans go
 to the global provider the launcher sets up, where spanbreaker's breaker is; with Agent Framework's sensitive data on
-(the environment's ``ENABLE_SENSITIVE_DATA``) its tool spans carry the arguments and results, the breaker stops the
-loop and ``spanbreaker.Tripped`` comes out of ``agent.run``. The last stdout line is a JSON summary, the same keys as
+(the environment's ``ENABLE_SENSITIVE_DATA``) its tool spans carry the arguments and results, and with it off
+spanbreaker's adapter shows them to the breaker in process: either way the breaker stops the loop and
+``spanbreaker.Tripped`` comes out of ``agent.run``. The last stdout line is a JSON summary, the same keys as
 ``examples/launcher_app.py``.
 """
 

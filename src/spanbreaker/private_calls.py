@@ -1,0 +1,51 @@
+"""Tool calls an adapter shows the breaker without putting them on spans.
+
+Frameworks that trace themselves with the OpenTelemetry GenAI conventions keep a tool call's arguments and result
+off their spans unless the application opts in to exporting content (Microsoft Agent Framework's sensitive data,
+``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``). Their defaults are right for what leaves the process, but
+then every call is unknown to the breaker and no loop is caught. An adapter can instead hand the breaker the call
+in process: it opens :func:`showing` around the framework's tool invocation (the span starts and ends inside it)
+and sets :attr:`PrivateCall.result` when the tool returns, before the span ends. The engine reads them only for a
+tool span that carries no arguments (no result) of its own, and only for the tool of the same name. They never reach
+a span or an exporter; what leaves the process of them is what leaves of any call, a trip's evidence naming the
+repeated call by its fingerprint (a 64-bit digest of its name and arguments).
+
+A context variable carries them: each asyncio task and each thread started with a copy of the context (as
+``asyncio.to_thread`` does) sees its own call; a nested call (an agent called as a tool) sees its own, and the
+outer one's again once it returns.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class PrivateCall:
+    name: str
+    """The tool's name, as its span names it (``gen_ai.tool.name``)."""
+    arguments: str
+    """The arguments as text (JSON); compared as the span's arguments would be."""
+    result: str | None = None
+    """What the tool returned, as text, once it has; None until then."""
+
+
+_current: contextvars.ContextVar[PrivateCall | None] = contextvars.ContextVar("spanbreaker_private_call",
+                                                                                default=None)
+current = _current.get
+"""The call shown in this context, or None (the engine's read: one context-variable lookup)."""
+
+
+@contextmanager
+def showing(name: str, arguments: str) -> Iterator[PrivateCall]:
+    """Show the breaker the call of ``name`` with ``arguments`` while the block runs (the tool's span starts and
+    ends inside it); set ``.result`` on what this yields when the tool returns."""
+    call = PrivateCall(name, arguments)
+    token = _current.set(call)
+    try:
+        yield call
+    finally:
+        _current.reset(token)
