@@ -89,12 +89,18 @@ def _strands_run(script: Any) -> Callable[[Rig], None]:
     return run
 
 
-def _maf_rig(sensitive: bool = True, **config: Any) -> Rig:
+def _maf_rig(sensitive: bool = True, adapter: bool = False, **config: Any) -> Rig:
     """Agent Framework's stock spans on the rig's provider (its ``get_tracer`` pointed there, as
-    ``tests/agent_framework/conftest.py`` does), its sensitive data on or off; no adapter."""
+    ``tests/agent_framework/conftest.py`` does), its sensitive data on or off; spanbreaker's adapter on or off."""
     from agent_framework import observability
 
+    from spanbreaker.adapters.agent_framework import ADAPTER
+
     rig = make_rig(**config)
+    if adapter:
+        ADAPTER.instrument(rig.provider, rig.processor)
+    else:
+        ADAPTER.uninstrument()
     provider = rig.provider
     observability.get_tracer = lambda name="agent_framework", version=None, schema_url=None, attributes=None: (
         provider.get_tracer(name, version, schema_url, attributes))
@@ -421,7 +427,12 @@ SCENARIOS: list[tuple[str, Callable[..., Rig], Callable[[Rig], None], dict[str, 
      {"adapter": False, "latest": True}),
     ("Agent Framework, sensitive data on: same search", _maf_rig, _maf_run(_loop_pai), {}),
     ("Agent Framework, sensitive data on: 6 queries, one answer (wide)", _maf_rig, _maf_run(_queries_pai(WIDE)), {}),
-    ("Agent Framework, sensitive data off: same search", _maf_rig, _maf_run(_loop_pai), {"sensitive": False}),
+    ("Agent Framework, sensitive data off, stock (no adapter): same search", _maf_rig, _maf_run(_loop_pai),
+     {"sensitive": False}),
+    ("Agent Framework, sensitive data off, adapter: same search", _maf_rig, _maf_run(_loop_pai),
+     {"sensitive": False, "adapter": True}),
+    ("Agent Framework, sensitive data off, adapter: 6 queries, one answer (wide)", _maf_rig,
+     _maf_run(_queries_pai(WIDE)), {"sensitive": False, "adapter": True}),
     ("plain OpenAI loop (no framework): same search, same answer", _openai_rig, _openai_run(), {}),
     ("plain OpenAI loop (no framework): 6 queries, one answer (wide)", _openai_rig, _openai_run(WIDE), {}),
     ("plain OpenAI loop, no span around it: same search", _openai_rig, _openai_run(wrap=False), {}),

@@ -1,11 +1,13 @@
 """A Google ADK agent re-runs one search and reads the same page every time; spanbreaker stops it, from ADK's own
-OpenTelemetry GenAI spans (no adapter). Offline: the model is a scripted ADK ``BaseLlm``.
+OpenTelemetry GenAI spans. Offline: the model is a scripted ADK ``BaseLlm``.
 
-ADK puts a tool call's arguments and result on its span only with content capture on spans, and only when the
-call ends: this example turns capture on (``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY``). The
-5th identical search runs, the trip is decided when it ends, and the next model call is vetoed before the model
-is called. ``run_async`` raises ``spanbreaker.Tripped``; the sync ``Runner.run`` would raise ADK's
-``RuntimeError('Agent run terminated by Tripped.')`` with the trip as its ``__cause__``.
+ADK puts a tool call's arguments and result on its span only with content capture on spans
+(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY``), and only when the call ends. This example keeps
+ADK's default, no content on spans: spanbreaker's ADK adapter (switched on by ``spanbreaker.instrument()``) shows
+the breaker each call in process as it starts, so the 5th identical search is vetoed before it runs, and the exported
+spans carry no arguments or results (the example checks). ``run_async`` raises ``spanbreaker.Tripped``; the sync
+``Runner.run`` would raise ADK's ``RuntimeError('Agent run terminated by Tripped.')`` with the trip as its
+``__cause__``.
 
     pip install 'spanbreaker[google-adk]'
     python examples/adk_search_loop.py
@@ -14,10 +16,7 @@ is called. ``run_async`` raises ``spanbreaker.Tripped``; the sync ``Runner.run``
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncGenerator
-
-os.environ.setdefault("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
 
 from _report import print_trip
 from google.adk.agents import LlmAgent
@@ -62,7 +61,7 @@ async def main() -> None:
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     trace.set_tracer_provider(provider)  # ADK traces through the global provider
-    spanbreaker.instrument(tracer_provider=provider, frameworks=())  # the breaker only: ADK needs no adapter
+    spanbreaker.instrument(tracer_provider=provider)  # the breaker, and the adapters of what is installed (ADK's)
 
     agent = LlmAgent(name="analyst", model=StuckModel(model="stuck-model"), tools=[web_search],
                      instruction="Answer from the web.")
@@ -77,6 +76,9 @@ async def main() -> None:
     except spanbreaker.Tripped as trip:
         print_trip(trip, exporter, f"searches run: {counts['search']}, model calls: {counts['model']} "
                    f"(ADK's own limit, RunConfig.max_llm_calls, allows 500)", kind_key="gen_ai.operation.name")
+        exported = [key for span in exporter.get_finished_spans() for key in (span.attributes or {})]
+        hidden = not any(key.startswith(("gen_ai.tool.call.arguments", "gen_ai.tool.call.result")) for key in exported)
+        print(f"tool arguments or results on the exported spans: {'none' if hidden else 'some'}")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,10 @@ per process. So the session sets one global provider, a switchboard whose tracer
 test's own SDK provider (``genai_rig.make_rig``: the breaker, an exporter, a ledger): each test sees only its own
 spans on its own breaker, and nothing of ADK is patched.
 
-``make_env(capture, **config)``: ``capture`` is ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
-(``"SPAN_ONLY"``, or ``None`` for ADK's default, no content on spans); ADK reads it when a run starts.
+``make_env(capture, adapter=False, **config)``: ``capture`` is ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+(``"SPAN_ONLY"``, or ``None`` for ADK's default, no content on spans); ADK reads it when a run starts. ``adapter``
+switches spanbreaker's ADK adapter on (what ``spanbreaker.instrument()`` does: each tool call shown to the breaker
+in process when it starts); off, ADK runs stock.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Any
 
 import pytest
 from opentelemetry import trace
+
+from spanbreaker.adapters.google_adk import ADAPTER
 
 from ..genai_rig import Rig, Switchboard, make_rig
 
@@ -36,8 +40,12 @@ def switchboard() -> Switchboard:
 def make_env(switchboard: Switchboard, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
     made: list[Rig] = []
 
-    def make(capture: str | None = "SPAN_ONLY", **overrides: Any) -> Rig:
+    def make(capture: str | None = "SPAN_ONLY", adapter: bool = False, **overrides: Any) -> Rig:
         assert not made, "one environment per test"
+        if adapter:
+            ADAPTER.instrument(switchboard, None)
+        else:
+            ADAPTER.uninstrument()
         if capture is None:
             monkeypatch.delenv(CAPTURE, raising=False)
         else:
@@ -48,6 +56,7 @@ def make_env(switchboard: Switchboard, monkeypatch: pytest.MonkeyPatch) -> Itera
         return rig
 
     yield make
+    ADAPTER.uninstrument()
     switchboard.current = None
     for rig in made:
         rig.provider.shutdown()

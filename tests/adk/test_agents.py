@@ -1,5 +1,6 @@
-"""Google ADK under the breaker, on ADK's stock OpenTelemetry GenAI spans (no adapter): real ``LlmAgent`` and
-``InMemoryRunner`` with a function tool; the model is a script, the only stub.
+"""Google ADK under the breaker, on ADK's stock OpenTelemetry GenAI spans, without spanbreaker's ADK adapter (what
+ADK gives a breaker by itself; ``test_adapter.py`` has the adapter on): real ``LlmAgent`` and ``InMemoryRunner``
+with a function tool; the model is a script, the only stub.
 
 ADK sets every attribute of its model and tool spans when they end, so the breaker knows them at start only by
 their GenAI names (``generate_content <model>``, ``execute_tool <tool>``). A tool call's arguments and result are

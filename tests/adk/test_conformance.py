@@ -1,5 +1,6 @@
-"""The Google ADK rows of docs/conformance.md (stock ADK spans, no adapter; ADK's default telemetry and
-``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY``), measured: each cell is pinned here."""
+"""The Google ADK rows of docs/conformance.md (ADK's own spans, stock and with spanbreaker's adapter, which adds
+nothing to them; ADK's default telemetry and ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY``),
+measured: each cell is pinned here."""
 
 from __future__ import annotations
 
@@ -35,14 +36,16 @@ def stop_cell(env: Any) -> str:
     return f"no: nothing is vetoed ({len(env.tool_bodies) - before} tool calls, the whole scripted loop)"
 
 
-@pytest.mark.parametrize("capture", [None, "SPAN_ONLY"], ids=["default", "span_only"])
-def test_conformance_row(make_env: Any, capture: str | None) -> None:
-    env = make_env(capture)
+@pytest.mark.parametrize(("capture", "adapter"), [(None, False), ("SPAN_ONLY", False), (None, True)],
+                         ids=["default", "span_only", "adapter-default"])
+def test_conformance_row(make_env: Any, capture: str | None, adapter: bool) -> None:
+    env = make_env(capture, adapter=adapter)
     run_async(weather_runner(env, scripted(queries(QUERIES)), healthy_answer))
     kind, args, results = tool_cells(env)
     stop = stop_cell(env)
-    setup = ("stock, content capture off (ADK's default)" if capture is None
-             else "stock, `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`")
+    setup = ("spanbreaker adapter" if adapter else "stock") + (
+        ", content capture off (ADK's default)" if capture is None
+        else ", `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`")
     row = conformance_row(f"Google ADK {version('google-adk')} (`LlmAgent`, `InMemoryRunner`)",
                           "ADK's own GenAI spans", setup, (kind, args, results, stop))
     print(row)

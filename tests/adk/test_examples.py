@@ -17,7 +17,8 @@ def test_search_loop_example_is_tripped() -> None:
                             capture_output=True, text=True, timeout=120, cwd=REPO, env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "spanbreaker tripped: [tool_repeat] web_search" in result.stdout
-    assert "searches run: 5, model calls: 5" in result.stdout
-    assert "search #5:" in result.stdout and "search #6:" not in result.stdout
-    assert "  generate_content stuck-model (blocked: never ran)" in result.stdout
+    assert "searches run: 4, model calls: 5" in result.stdout
+    assert "search #4:" in result.stdout and "search #5:" not in result.stdout
+    assert "execute_tool web_search (blocked: never ran)" in result.stdout
     assert "invoke_agent invoke_agent analyst" in result.stdout
+    assert "tool arguments or results on the exported spans: none" in result.stdout

@@ -57,13 +57,13 @@ MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-ind
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
-SETTINGS = {"agent-framework": {"ENABLE_SENSITIVE_DATA": "true"}, "openai": {"LAUNCHER_APP_CLIENT": "openai"},
+SETTINGS = {"openai": {"LAUNCHER_APP_CLIENT": "openai"},
             "anthropic": {"LAUNCHER_APP_CLIENT": "anthropic", "LAUNCHER_APP_SPAN": "none"},
             "litellm": {"LAUNCHER_APP_CLIENT": "litellm"},
             "google-genai": {"LAUNCHER_APP_CLIENT": "google-genai", "LAUNCHER_APP_SPAN": "none"},
             "bedrock": {"LAUNCHER_APP_CLIENT": "bedrock", "LAUNCHER_APP_SPAN": "none"}}
-"""The framework's own settings a user passes, where the stop needs one (Agent Framework puts tool arguments and
-results on its spans only with its sensitive data on); for the plain client loops, which client the app drives."""
+"""For the plain client loops, which client the app drives. Agent Framework runs on its defaults (sensitive data off:
+its adapter shows the breaker the tool calls in process)."""
 pytestmark = [pytest.mark.fresh_venv, pytest.mark.timeout(1500)]
 """Opt-in (``make test-fresh``, which CI runs): a venv per framework from the index takes minutes, then the launches."""
 

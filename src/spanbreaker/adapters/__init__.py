@@ -24,4 +24,5 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.dspy",
     "spanbreaker.adapters.haystack",
     "spanbreaker.adapters.agent_framework",
+    "spanbreaker.adapters.google_adk",
 )

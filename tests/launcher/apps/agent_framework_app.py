@@ -1,5 +1,5 @@
-"""A Microsoft Agent Framework app that knows nothing about spanbreaker: ``ENABLE_SENSITIVE_DATA=true
-opentelemetry-instrument python agent_framework_app.py``.
+"""A Microsoft Agent Framework app that knows nothing about spanbreaker: ``opentelemetry-instrument python
+agent_framework_app.py`` (``ENABLE_SENSITIVE_DATA`` as the environment sets it, off by default).
 
 An agent re-runs one search and reads the same page every time (a scripted chat client, composed like Agent
 Framework's own ``OpenAIChatClient``, stands in for the LLM; nothing else is stubbed). Agent Framework's own spans go
