@@ -103,16 +103,19 @@ def test_stock_mcp_spans_do_not_catch_the_loop(make_env: Any, tmp_path: Path) ->
     env.assert_quiet()
 
 
-def test_content_capture_off_keeps_mcp_arguments_and_results_off(make_env: Any, tmp_path: Path,
-                                                                  monkeypatch: Any) -> None:
-    """``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false``: the MCP spans stay as autogen-ext makes them."""
+def test_content_capture_off_keeps_mcp_calls_off_the_spans_and_still_stops_the_loop(make_env: Any, tmp_path: Path,
+                                                                                     monkeypatch: Any) -> None:
+    """``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=false``: the MCP spans stay as autogen-ext makes them, and
+    the calls, shown to the breaker in process, still stop the loop at the 5th."""
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "false")
     env = make_env()
-    run_with_mcp(scripted(loop(calls=6)), tmp_path / "calls.log")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run_with_mcp(scripted(loop(calls=12)), tmp_path / "calls.log")
+    assert caught.value.detector == "tool_repeat" and server_calls(tmp_path / "calls.log") == 4
     attributes = [s.attributes or {} for s in tool_spans(env)]
-    assert len(attributes) == 6
+    assert len(attributes) == 5
     assert not any("gen_ai.tool.call.arguments" in a or "gen_ai.tool.call.result" in a for a in attributes)
-    env.assert_quiet()
+    env.assert_nothing_lost()
 
 
 def test_unexpected_mcp_internals_leave_the_rest_of_the_adapter_on(make_env: Any, tmp_path: Path,

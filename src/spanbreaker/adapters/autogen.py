@@ -39,8 +39,9 @@ this adapter fixes around (measured on autogen-agentchat / autogen-core 0.7.5; t
 
 The arguments and results go on spans AutoGen exports, as OpenInference's instrumentors put them on other frameworks'
 tool spans. ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` set to ``false`` (or ``NO_CONTENT`` /
-``EVENT_ONLY``: the GenAI instrumentations' switch) keeps them off, as AutoGen ships: calls are then unknown to the
-breaker, budgets still count them, and no loop is caught.
+``EVENT_ONLY``: the GenAI instrumentations' switch) keeps them off the spans, as AutoGen ships them; each call is
+then shown to the breaker in process instead (:mod:`spanbreaker.private_calls`, as every call also is), so loops are
+still caught.
 
 A :class:`~spanbreaker.Steered` (an ``Exception``) needs nothing: AutoGen's workbench turns it into the tool's
 error result for the model. Model calls have no AutoGen span: they count when the model client's own
@@ -53,7 +54,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import inspect
 import json
 import logging
@@ -67,6 +67,7 @@ import opentelemetry.context as context_api
 from opentelemetry import trace as trace_api
 
 from ..errors import Steered, Tripped
+from ..private_calls import current, showing
 from ._patching import PatchingAdapter
 from .base import PatchLog, StartAttributes
 
@@ -119,10 +120,11 @@ def _content_on() -> bool:
 
 def _tracer(arguments: Mapping[str, Any] | None) -> Any:
     """The tracer for AutoGen's ``trace_tool_span``: spans starting with ``arguments`` (None: as AutoGen makes them)."""
-    tracer = trace_api.get_tracer(SCOPE)
-    if arguments is None:
-        return tracer
-    return StartAttributes(tracer, SimpleNamespace(attributes={ARGUMENTS: _arguments(arguments)}))
+    return trace_api.get_tracer(SCOPE) if arguments is None else _tracer_with(_arguments(arguments))
+
+
+def _tracer_with(arguments: str) -> Any:
+    return StartAttributes(trace_api.get_tracer(SCOPE), SimpleNamespace(attributes={ARGUMENTS: arguments}))
 
 
 async def _run_json(self: Any, args: Mapping[str, Any], cancellation_token: Any, call_id: str | None = None) -> Any:
@@ -134,10 +136,10 @@ async def _run_json(self: Any, args: Mapping[str, Any], cancellation_token: Any,
 
     content = _content_on()
     tracer = _tracer(args if content else None)
-    with trace_tool_span(tool_name=self._name, tracer=tracer,
-                         tool_description=self._description, tool_call_id=call_id) as span:
+    with showing(self._name, _arguments(args)) as shown, trace_tool_span(
+            tool_name=self._name, tracer=tracer, tool_description=self._description, tool_call_id=call_id) as span:
         return_value = await self.run(self._args_type.model_validate(args), cancellation_token)
-        result = self.return_value_as_string(return_value)
+        result = shown.result = self.return_value_as_string(return_value)
         if content:
             span.set_attribute(RESULT, result)
     logging.getLogger(EVENT_LOGGER_NAME).info(ToolCallEvent(tool_name=self.name, arguments=dict(args), result=result))
@@ -156,14 +158,16 @@ async def _run_json_stream(self: Any, args: Mapping[str, Any], cancellation_toke
     content = _content_on()
     tracer = _tracer(args if content else None)
     return_value: Any = None
-    with trace_tool_span(tool_name=self._name, tracer=tracer,
-                         tool_description=self._description, tool_call_id=call_id) as span:
+    with showing(self._name, _arguments(args)) as shown, trace_tool_span(
+            tool_name=self._name, tracer=tracer, tool_description=self._description, tool_call_id=call_id) as span:
         async for result in self.run_stream(self._args_type.model_validate(args), cancellation_token):
             return_value = result
             yield result
         final = return_value is not None and isinstance(return_value, self._return_type)
-        if content and final:
-            span.set_attribute(RESULT, self.return_value_as_string(return_value))
+        if final:
+            shown.result = self.return_value_as_string(return_value)
+            if content:
+                span.set_attribute(RESULT, shown.result)
     if return_value is None:
         raise AssertionError("The tool must yield a final return value at the end of the stream.")
     if not final:
@@ -174,37 +178,31 @@ async def _run_json_stream(self: Any, args: Mapping[str, Any], cancellation_toke
 
 
 # ------------------------------------------------------------------------------------------------- MCP tools
-_mcp_arguments: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
-    "spanbreaker_autogen_mcp_arguments", default=None)
-"""The arguments of the ``McpWorkbench.call_tool`` running in this context, for the span it is about to start."""
-
-
 async def _mcp_call_tool(wrapped: Any, workbench: Any, args: Any, kwargs: Any) -> Any:
-    """Around ``McpWorkbench.call_tool``: its arguments for :func:`_mcp_tool_span`, and a steer raised where its span
-    starts turned into the call's error result (a ``Tripped`` goes on: it stops the run)."""
+    """Around ``McpWorkbench.call_tool``: the call shown to the breaker while it runs (its arguments for
+    :func:`_mcp_tool_span`, its answer from :func:`_mcp_actor_call`), and a steer raised where its span starts turned
+    into the call's error result (a ``Tripped`` goes on: it stops the run)."""
     bound = inspect.signature(wrapped).bind(*args, **kwargs)
-    arguments = bound.arguments.get("arguments") or {}
-    token = _mcp_arguments.set(arguments)
+    name = bound.arguments["name"]
     try:
-        return await wrapped(*args, **kwargs)
+        with showing(name, _arguments(bound.arguments.get("arguments") or {})):
+            return await wrapped(*args, **kwargs)
     except Steered as steer:
         from autogen_core.tools import TextResultContent, ToolResult
 
-        return ToolResult(name=bound.arguments["name"], result=[TextResultContent(content=workbench._format_errors(
-            steer))], is_error=True)
-    finally:
-        _mcp_arguments.reset(token)
+        return ToolResult(name=name, result=[TextResultContent(content=workbench._format_errors(steer))],
+                          is_error=True)
 
 
 @contextlib.contextmanager
 def _mcp_tool_span(tool_name: str, **kwargs: Any) -> Iterator[Any]:
     """AutoGen's ``trace_tool_span`` as ``McpWorkbench.call_tool`` calls it, the span starting with the call's
-    arguments (its result comes from :func:`_mcp_actor_call`)."""
+    arguments where content goes on spans (its result comes from :func:`_mcp_actor_call`)."""
     from autogen_core.tools._base import trace_tool_span
 
-    arguments = _mcp_arguments.get()
-    if arguments is not None and _content_on() and kwargs.get("tracer") is None:
-        kwargs["tracer"] = _tracer(arguments)
+    shown = current()
+    if shown is not None and _content_on() and kwargs.get("tracer") is None:
+        kwargs["tracer"] = _tracer_with(shown.arguments)
     with trace_tool_span(tool_name, **kwargs) as span:
         yield span
 
@@ -229,14 +227,18 @@ async def _mcp_actor_call(wrapped: Any, actor: Any, args: Any, kwargs: Any) -> A
     ``execute_tool`` span; here that awaiting also puts the answer on the span, before the span ends."""
     pending = await wrapped(*args, **kwargs)
     command = args[0] if args else kwargs.get("type")
-    span = trace_api.get_current_span()
-    if command != "call_tool" or _mcp_arguments.get() is None or not _content_on() or not span.is_recording():
+    shown = current()
+    if command != "call_tool" or shown is None:
         return pending
+    span = trace_api.get_current_span()
+    content = _content_on() and span.is_recording()
 
     async def answered() -> Any:
         result = await pending
         try:
-            span.set_attribute(RESULT, _mcp_text(result))
+            shown.result = _mcp_text(result)
+            if content:
+                span.set_attribute(RESULT, shown.result)
         except Exception:  # an answer of another shape: the span ends without it
             logger.debug("spanbreaker could not read an MCP tool result", exc_info=True)
         return result
