@@ -3,8 +3,8 @@ stops it. Offline: the model is scripted.
 
 The support agent keeps calling ``order_status("A-1042")`` and keeps reading "pending, no carrier assigned".
 ``max_turns`` alone would let it make 40 model calls. The instrumentor records a tool call's arguments only when
-the call ends, so spanbreaker's ``tool_repeat`` detector decides the fifth identical call with the identical
-answer then, and vetoes the next model call before it is sent: ``Tripped`` comes out of ``Runner.run_sync``.
+the call ends; spanbreaker's adapter shows the breaker each call as it starts, so ``tool_repeat`` vetoes the fifth
+identical call before it runs: ``Tripped`` comes out of ``Runner.run_sync``.
 
     python examples/openai_agents_handoff_loop.py
 """

@@ -8,7 +8,7 @@ from .examples_runner import assert_examples
 
 EXPECTED = {
     "openai_agents_handoff_loop.py": ("spanbreaker tripped: [tool_repeat] order_status", "AGENT Support",
-                                      "(blocked: never ran)"),
+                                      "order_status ran 4 times", "TOOL order_status (blocked: never ran)"),
     "pydantic_ai_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",
                                    "(blocked: never ran)"),
     "strands_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times",

@@ -10,7 +10,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from agents import Agent, Runner, function_tool
+from agents import Agent, RunConfig, Runner, function_tool
 
 import spanbreaker
 from spanbreaker.signals import Kind
@@ -45,26 +45,41 @@ def weather_agent(env: Rig, script: Any, answer: Any = None) -> tuple[Agent[Any]
     return Agent(name="Weather agent", instructions="Answer.", tools=[search_tool(env, answer)], model=model), model
 
 
-def test_identical_calls_trip_and_stop_the_run(env: Rig) -> None:
-    """The instrumentor sets a tool call's arguments when its span ends: the fifth identical call is decided
-    then, and the next model call is vetoed before it is sent."""
+@pytest.mark.parametrize("sensitive", [True, False], ids=["sensitive", "not-sensitive"])
+def test_identical_calls_trip_and_stop_the_run(env: Rig, sensitive: bool) -> None:
+    """The instrumentor sets a tool call's arguments only when its span ends (and, with
+    ``trace_include_sensitive_data=False``, never); the adapter shows the breaker each call as its span starts, so
+    the fifth identical call is vetoed before it runs, and nothing is added to the spans."""
     agent, _model = weather_agent(env, loop)
     with pytest.raises(spanbreaker.Tripped) as caught:
-        Runner.run_sync(agent, "What's the weather in Paris?", max_turns=30)
+        Runner.run_sync(agent, "What's the weather in Paris?", max_turns=30,
+                        run_config=RunConfig(trace_include_sensitive_data=sensitive))
     assert caught.value.detector == "tool_repeat"
     assert caught.value.evidence["identical_calls"] == 5
-    assert len(env.tool_bodies) == 5 and len(env.ran(Kind.LLM)) == 5  # max_turns alone would allow 30
-    assert [s.name for s in env.blocked()] == ["generation"]
+    assert len(env.tool_bodies) == 4 and len(env.ran(Kind.LLM)) == 5  # max_turns alone would allow 30
+    assert [s.name for s in env.blocked()] == ["search"]
     env.assert_trip_marked("tool_repeat")
     env.assert_nothing_lost()
+    tools = [dict(span.attributes or {}) for span in env.of_kind(Kind.TOOL)]
+    assert all(bool(attributes.get("input.value")) is sensitive for attributes in tools[:4])
 
 
 def test_async_run_is_stopped_too(env: Rig) -> None:
     agent, _model = weather_agent(env, loop)
     with pytest.raises(spanbreaker.Tripped):
         asyncio.run(asyncio.wait_for(Runner.run(agent, "What's the weather?", max_turns=30), 20))
-    assert len(env.tool_bodies) == 5
+    assert len(env.tool_bodies) == 4
     env.assert_nothing_lost()
+
+
+def test_without_sensitive_data_the_same_call_with_new_results_is_quiet(env: Rig) -> None:
+    """The loop's twin with ``trace_include_sensitive_data=False``: the same search, the answer moving."""
+    agent, _model = weather_agent(env, lambda n, items: [("search", {"query": "weather in Paris"})] if n < 8
+                                  else "Sunny.", lambda q, i: f"update #{i}: still raining")
+    Runner.run_sync(agent, "What's the weather?", max_turns=30,
+                    run_config=RunConfig(trace_include_sensitive_data=False))
+    assert len(env.tool_bodies) == 8
+    env.assert_quiet()
 
 
 @pytest.mark.parametrize("script", [QUERIES, WIDE], ids=["healthy", "wide"])
@@ -102,7 +117,7 @@ def test_handoff_then_loop_trips(env: Rig) -> None:
     with pytest.raises(spanbreaker.Tripped) as caught:
         Runner.run_sync(agent, "What's the weather in Paris?", max_turns=30)
     assert caught.value.detector == "tool_repeat"
-    assert triage_model.calls == 1 and len(env.tool_bodies) == 5
+    assert triage_model.calls == 1 and len(env.tool_bodies) == 4
     env.assert_trip_marked("tool_repeat")
     env.assert_nothing_lost()
 
