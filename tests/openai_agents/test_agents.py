@@ -146,3 +146,29 @@ def test_instrument_attaches_and_instruments(env: Rig) -> None:
     finally:
         spanbreaker.instrumentation.uninstrument()
         provider.shutdown()
+
+
+def test_a_steer_reaches_the_model_as_the_calls_output(make_env: Any) -> None:
+    """``response="steer"``: the steer is raised where the call's span starts, inside the SDK's trace processors,
+    which swallow any ``Exception`` (the call would have run, its span marked as never run). The adapter keeps it
+    for the call: the 5th identical search does not run and the model reads the steer's message as its output; a
+    model that changes course then finishes normally."""
+    env = make_env(response="steer")
+    read: list[str] = []
+
+    def script(n: int, items: Any) -> Any:
+        outputs = [str(item.get("output")) for item in items
+                   if isinstance(item, dict) and item.get("type") == "function_call_output"]
+        read[:] = outputs
+        if outputs and outputs[-1].startswith("spanbreaker:"):
+            return "I could not find anything new: Paris is sunny."
+        return [("search", {"query": "weather in Paris"})]
+
+    agent, _model = weather_agent(env, script)
+    result = Runner.run_sync(agent, "What's the weather in Paris?", max_turns=30)
+    assert result.final_output == "I could not find anything new: Paris is sunny."
+    assert len(env.tool_bodies) == 4 and read[-1].startswith("spanbreaker: search called 5 times")
+    steered = [s for s in env.spans() if (s.attributes or {}).get("spanbreaker.steered")]
+    assert [s.name for s in steered] == ["search"]
+    assert env.processor.stats.trips == 0 and env.processor.stats.internal_errors == 0
+    env.assert_nothing_lost()

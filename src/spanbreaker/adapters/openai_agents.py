@@ -19,16 +19,22 @@ the cells are pinned by ``tests/openai_agents/test_conformance.py``):
   ``_run_single_tool``: the fifth identical call is vetoed before it runs instead of the next model call, and with
   ``RunConfig(trace_include_sensitive_data=False)`` (no input or output on the SDK's spans) loops are still caught.
   Nothing is added to the spans. On an SDK release whose internals differ, calls are read from the spans alone.
+* A steer (``response="steer"``) is raised where the call's span starts, inside the SDK's trace processors, which
+  log and swallow any ``Exception``: the call would have run, its span marked as never run. Here the steer is kept
+  for the call instead, and the call returns the steer's message as its output without running (what the model
+  reads, as it reads a failing tool's error).
 """
 
 from __future__ import annotations
 
+import contextvars
 import importlib.util
 import inspect
 import logging
 import threading
 from typing import Any
 
+from ..errors import Steered
 from ..private_calls import current, showing
 from ._deferred import Deferred, being_imported
 from .base import PatchLog
@@ -49,6 +55,11 @@ def _trace_name(module: Any, func_tool: Any, tool_call: Any) -> str:
     return str(name or func_tool.name)
 
 
+_steers: contextvars.ContextVar[list[Steered] | None] = contextvars.ContextVar("spanbreaker_agents_steers",
+                                                                               default=None)
+"""The steer raised where the running function call's span started, kept for :func:`_execute_single_tool_body`."""
+
+
 async def _run_single_tool(wrapped: Any, executor: Any, args: Any, kwargs: Any) -> Any:
     """Around ``_run_single_tool`` (whose function span holds the call): the call shown to the breaker."""
     from agents.run_internal import tool_execution
@@ -57,17 +68,38 @@ async def _run_single_tool(wrapped: Any, executor: Any, args: Any, kwargs: Any) 
     arguments = getattr(tool_call, "arguments", None)
     if func_tool is None or not isinstance(arguments, str):
         return await wrapped(*args, **kwargs)
-    with showing(_trace_name(tool_execution, func_tool, tool_call), arguments):
-        return await wrapped(*args, **kwargs)
+    token = _steers.set([])
+    try:
+        with showing(_trace_name(tool_execution, func_tool, tool_call), arguments):
+            return await wrapped(*args, **kwargs)
+    finally:
+        _steers.reset(token)
 
 
 async def _execute_single_tool_body(wrapped: Any, executor: Any, args: Any, kwargs: Any) -> Any:
-    """Around ``_execute_single_tool_body`` (inside the function span): the tool's output, shown."""
+    """Around ``_execute_single_tool_body`` (inside the function span): a steered call returns the steer's message
+    without running; otherwise the tool's output, shown."""
+    steers = _steers.get()
+    if steers:
+        return str(steers[0])
     result = await wrapped(*args, **kwargs)
     shown = current()
     if shown is not None:
         shown.result = str(result)
     return result
+
+
+def _on_span_start(wrapped: Any, processor: Any, args: Any, kwargs: Any) -> Any:
+    """Around the instrumentor's ``on_span_start``: a steer is kept for the call (the SDK would log and swallow
+    it); anything else goes on as before."""
+    try:
+        return wrapped(*args, **kwargs)
+    except Steered as steer:
+        steers = _steers.get()
+        if steers is None:
+            raise
+        steers.append(steer)
+        return None
 
 
 def check_compatible() -> None:
@@ -86,6 +118,10 @@ def check_compatible() -> None:
     for helper in ("get_tool_call_trace_name", "get_function_tool_trace_name"):
         if not callable(getattr(tool_execution, helper, None)):
             problems.append(helper)
+    from openinference.instrumentation.openai_agents._processor import OpenInferenceTracingProcessor
+
+    if not callable(getattr(OpenInferenceTracingProcessor, "on_span_start", None)):
+        problems.append("OpenInferenceTracingProcessor.on_span_start")
     if problems:
         raise RuntimeError("unexpected OpenAI Agents SDK internals: " + ", ".join(problems))
 
@@ -135,6 +171,9 @@ class OpenAIAgentsAdapter:
 
             self._patches.wrap(_FunctionToolBatchExecutor, "_run_single_tool", _run_single_tool)
             self._patches.wrap(_FunctionToolBatchExecutor, "_execute_single_tool_body", _execute_single_tool_body)
+            from openinference.instrumentation.openai_agents._processor import OpenInferenceTracingProcessor
+
+            self._patches.wrap(OpenInferenceTracingProcessor, "on_span_start", _on_span_start)
         except Exception:  # another SDK release: calls are read from the spans alone
             self._patches.undo()
             logger.warning("spanbreaker could not show the OpenAI Agents SDK's tool calls to the breaker: they are "
