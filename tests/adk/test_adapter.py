@@ -81,3 +81,35 @@ def test_identical_parallel_calls_are_vetoed_in_the_fifth_turn(make_env: Any) ->
     assert len(env.tool_bodies) == 12 and model.calls == 5
     assert [s.name for s in env.blocked()] == ["execute_tool search"] * 3
     env.assert_nothing_lost()
+
+
+def test_a_steer_reaches_the_model_as_the_calls_error(make_env: Any) -> None:
+    """``response="steer"``: the 5th identical search does not run and the model reads the steer's message as the
+    call's response (``{"error": ...}``; stock ADK would have let the ``Steered`` end ``run_async``); a model that
+    changes course finishes normally."""
+    from google.adk.models.llm_request import LlmRequest
+
+    from .scripted import ScriptedLlm
+
+    read: list[str] = []
+
+    class Reading(ScriptedLlm):
+        async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> Any:
+            read[:] = [str(p.function_response.response) for c in llm_request.contents for p in (c.parts or [])
+                       if p.function_response is not None]
+            async for response in super().generate_content_async(llm_request, stream):
+                yield response
+
+    def script(n: int) -> Any:
+        if read and "spanbreaker: search called 5 times" in read[-1]:
+            return "Paris is sunny, as far as I can tell."
+        return [("search", {"query": "weather in Paris"})]
+
+    env = make_env(None, adapter=True, response="steer")
+    events = run_async(weather_runner(env, Reading(model="scripted-model", script=script)))
+    assert events[-1].content.parts[0].text == "Paris is sunny, as far as I can tell."
+    assert len(env.tool_bodies) == 4 and read[-1].startswith("{'error': 'spanbreaker: search called 5 times")
+    steered = [s for s in env.spans() if (s.attributes or {}).get("spanbreaker.steered")]
+    assert [s.name for s in steered] == ["execute_tool search"]
+    assert env.processor.stats.trips == 0
+    env.assert_nothing_lost()

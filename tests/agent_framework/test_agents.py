@@ -174,3 +174,28 @@ def test_tool_call_attributes_need_the_latest_semconv(make_env: Any, monkeypatch
     run(weather_agent(env, Scripted(loop)))
     assert len(env.tool_bodies) > 5
     env.assert_quiet()
+
+
+@pytest.mark.parametrize("sensitive", [True, False], ids=["sensitive", "not-sensitive"])
+def test_a_steer_reaches_the_model_as_the_calls_result(make_env: Any, sensitive: bool) -> None:
+    """``response="steer"``: the 5th identical search does not run and the model reads the steer's message as its
+    result (Agent Framework would hand it only "Function failed"); a model that changes course finishes normally."""
+    env = make_env(sensitive=sensitive, response="steer")
+    read: list[str] = []
+
+    class Reading(Scripted):
+        def _inner_get_response(self, *, messages: Any, stream: bool, options: Any, **kwargs: Any) -> Any:
+            read[:] = [str(c.result) for m in messages for c in (m.contents or []) if c.type == "function_result"]
+            return super()._inner_get_response(messages=messages, stream=stream, options=options, **kwargs)
+
+    def script(n: int) -> Reply:
+        if read and "spanbreaker: search called 5 times" in read[-1]:
+            return "Paris is sunny, as far as I can tell."
+        return [("search", {"query": "weather in Paris"})]
+
+    assert run(weather_agent(env, Reading(script))) == "Paris is sunny, as far as I can tell."
+    assert len(env.tool_bodies) == 4
+    steered = [s for s in env.spans() if (s.attributes or {}).get("spanbreaker.steered")]
+    assert [s.name for s in steered] == ["execute_tool search"]
+    assert env.processor.stats.trips == 0
+    env.assert_nothing_lost()

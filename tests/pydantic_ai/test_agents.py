@@ -172,3 +172,30 @@ def test_a_structured_output_fixed_after_re_asks_is_quiet(env: Rig) -> None:
     agent = Agent(person_model(3), output_type=Person, retries=30)
     assert agent.run_sync("Extract: jason is 25").output.name == "JASON"
     env.assert_quiet()
+
+
+def test_a_steer_reaches_the_model_as_the_calls_answer(make_env: Any) -> None:
+    """``response="steer"``: the 5th identical search does not run; the steer is raised as pydantic-ai's
+    ``ModelRetry`` (a plain exception would end the run), so the model reads its message as the call's answer, and a
+    model that changes course finishes normally."""
+    from pydantic_ai.messages import ToolReturnPart
+
+    env = make_env(response="steer")
+    read: list[str] = []
+
+    class Reading(Scripted):
+        def _reply(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+            read[:] = [str(p.content) for m in messages for p in getattr(m, "parts", [])
+                       if isinstance(p, ToolReturnPart)]
+            return super()._reply(messages, info)
+
+    def script(n: int) -> Any:
+        return "Paris is sunny, as far as I can tell." if read and read[-1].startswith("spanbreaker:") else loop(n)
+
+    scripted = Reading(script)
+    result = weather_agent(env, scripted).run_sync("What's the weather in Paris?", usage_limits=LIMITS)
+    assert result.output == "Paris is sunny, as far as I can tell."
+    assert len(env.tool_bodies) == 4 and read[-1].startswith("spanbreaker: search called 5 times")
+    steered = [s for s in env.spans() if (s.attributes or {}).get("spanbreaker.steered")]
+    assert len(steered) == 1 and env.processor.stats.trips == 0
+    env.assert_nothing_lost()

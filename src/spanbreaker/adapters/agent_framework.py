@@ -11,10 +11,12 @@ Here ``FunctionTool.invoke`` shows the breaker the call in process (:mod:`spanbr
 while its span starts, and what the function returned (as Agent Framework renders it for the model:
 ``FunctionTool.parse_result``'s text) before the span ends. Nothing is added to the span: with sensitive data off
 the exported spans stay exactly as Agent Framework makes them, and with it on the span's own attributes are read,
-as without the adapter. Budgets, the stop (``Tripped`` out of ``agent.run``: Agent Framework's function loop catches
-only ``Exception``) and a steer (an ``Exception``: Agent Framework hands it to the model as the call's error) need
-nothing. Checked against the Agent Framework it meets first: on a release whose ``invoke`` differs, the adapter logs
-a warning and leaves Agent Framework as it is.
+as without the adapter. Budgets and the stop (``Tripped`` out of ``agent.run``: Agent Framework's function loop
+catches only ``Exception``) need nothing. A steer (``response="steer"``, an ``Exception`` raised where the call's span
+starts) would reach the model only as "Function failed" (Agent Framework keeps a tool's exception from the model
+unless ``include_detailed_errors``): here the steered call returns the steer's message as its result. Checked
+against the Agent Framework it meets first: on a release whose ``invoke`` differs, the adapter logs a warning and
+leaves Agent Framework as it is.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..errors import Steered
 from ..private_calls import PrivateCall, current, showing
 from ._patching import PatchingAdapter
 from .base import PatchLog
@@ -57,12 +60,21 @@ def _result_text(tool: Any, result: Any) -> str:
 
 
 async def _invoke(wrapped: Any, tool: Any, args: Any, kwargs: Any) -> Any:
-    """Around ``FunctionTool.invoke``: the call shown to the breaker while it runs."""
+    """Around ``FunctionTool.invoke``: the call shown to the breaker while it runs; a steer raised where its span
+    starts is the call's result, the steer's message (Agent Framework hands the model a tool's exception only as
+    "Function failed" unless ``include_detailed_errors``)."""
     name = getattr(tool, "name", None)
     if not isinstance(name, str):
         return await wrapped(*args, **kwargs)
-    with showing(name, _arguments(kwargs.get("arguments"))):
-        return await wrapped(*args, **kwargs)
+    try:
+        with showing(name, _arguments(kwargs.get("arguments"))):
+            return await wrapped(*args, **kwargs)
+    except Steered as steer:
+        if kwargs.get("skip_parsing"):
+            return str(steer)
+        from agent_framework import Content
+
+        return [Content.from_text(str(steer))]
 
 
 async def _invoke_function(wrapped: Any, tool: Any, args: Any, kwargs: Any) -> Any:

@@ -12,19 +12,23 @@ Here ADK's ``record_tool_execution`` (the context manager that holds a tool call
 in process (:mod:`spanbreaker.private_calls`): the arguments the model asked for while the span starts, and the
 function response ADK built (as JSON) before the span ends. Nothing is added to the span: without content capture
 the exported spans stay exactly as ADK makes them. The 5th identical call is vetoed before it runs, in either
-setting. The stop needs nothing (``run_async`` raises the ``Tripped``; ADK's handlers catch only ``Exception``), nor
-does a steer (an ``Exception``, which ADK hands to the model as the call's error). Checked against the ADK it meets
+setting. The stop needs nothing (``run_async`` raises the ``Tripped``; ADK's handlers catch only ``Exception``). A
+steer (``response="steer"``) would have left ``run_async`` as the ``Steered`` itself (ADK hands a tool's exception
+to the model only through an ``on_tool_error_callback``): here the steered call is answered with the steer's
+message, ``{"error": ...}``, the tool not run. Checked against the ADK it meets
 first: on a release whose internals differ, the adapter logs a warning and leaves ADK as it is.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from ..errors import Steered
 from ..private_calls import showing
 from ._patching import PatchingAdapter
 from .base import PatchLog
@@ -52,14 +56,31 @@ def _response_text(event: Any) -> str | None:
     return _text(responses[0] if len(responses) == 1 else responses)
 
 
+_steered: contextvars.ContextVar[Steered | None] = contextvars.ContextVar("spanbreaker_adk_steered", default=None)
+"""The steer raised where the running tool call's span started: :func:`_call_tool_async` answers with it."""
+
+
 def _showing(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``record_tool_execution`` with the call shown to the breaker around ADK's own."""
+    """``record_tool_execution`` with the call shown to the breaker around ADK's own. A steer raised where ADK's span
+    starts would leave ``run_async`` (ADK turns no tool exception into a response): the call goes on without a span,
+    and :func:`_call_tool_async` answers it with the steer's message, without running the tool."""
 
     @contextlib.asynccontextmanager
     async def record_tool_execution(tool: Any, agent: Any, function_args: Any, *args: Any,
                                     **kwargs: Any) -> AsyncIterator[Any]:
+        from google.adk.telemetry._instrumentation import ToolScope
+
         with showing(str(getattr(tool, "name", "")), _text(function_args)) as shown:
-            async with original(tool, agent, function_args, *args, **kwargs) as scope:
+            async with contextlib.AsyncExitStack() as stack:
+                try:
+                    scope = await stack.enter_async_context(original(tool, agent, function_args, *args, **kwargs))
+                except Steered as steer:  # where the span started: the breaker ended it, marked steered
+                    token = _steered.set(steer)
+                    try:
+                        yield ToolScope()
+                    finally:
+                        _steered.reset(token)
+                    return
                 try:
                     yield scope
                 finally:  # the caller put its response on the scope; ADK's span ends after this
@@ -67,6 +88,20 @@ def _showing(original: Callable[..., Any]) -> Callable[..., Any]:
 
     record_tool_execution.__wrapped__ = original  # type: ignore[attr-defined]
     return record_tool_execution
+
+
+def _answering_steers(original: Callable[..., Any]) -> Callable[..., Any]:
+    """ADK's ``_call_tool_async``: a steered call's answer is the steer's message (as a tool's error dict), the tool
+    not run."""
+
+    async def _call_tool_async(*args: Any, **kwargs: Any) -> Any:
+        steer = _steered.get()
+        if steer is not None:
+            return {"error": str(steer)}
+        return await original(*args, **kwargs)
+
+    _call_tool_async.__wrapped__ = original  # type: ignore[attr-defined]
+    return _call_tool_async
 
 
 def check_compatible() -> None:
@@ -82,8 +117,11 @@ def check_compatible() -> None:
         source = inspect.getsource(_caller)
     except (OSError, TypeError):
         source = ""
-    if CALLER_USES not in source:
+    if CALLER_USES not in source or "tool_runner=lambda: _call_tool_async(" not in source:
         problems.append("google.adk.flows.llm_flows.tools._caller")
+    if not inspect.iscoroutinefunction(getattr(_caller, "_call_tool_async", None)) or not hasattr(
+            _instrumentation, "ToolScope"):
+        problems.append("google.adk.flows.llm_flows.tools._caller._call_tool_async")
     if problems:
         raise RuntimeError("unexpected Google ADK internals: " + ", ".join(problems))
 
@@ -96,9 +134,11 @@ class GoogleAdkAdapter(PatchingAdapter):
 
     def patch(self, patches: PatchLog) -> None:
         check_compatible()
+        from google.adk.flows.llm_flows.tools import _caller
         from google.adk.telemetry import _instrumentation
 
         patches.patch(_instrumentation, "record_tool_execution", _showing(_instrumentation.record_tool_execution))
+        patches.patch(_caller, "_call_tool_async", _answering_steers(_caller._call_tool_async))
 
 
 ADAPTER = GoogleAdkAdapter()

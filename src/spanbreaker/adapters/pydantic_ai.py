@@ -9,7 +9,9 @@ size checks on them (session bloat) decide then and veto the next call.
 
 A ``Tripped`` raised by the breaker's ``on_start`` comes out of ``agent.run`` / ``run_sync`` unchanged: pydantic-ai
 starts its spans on the caller's task and only catches ``Exception`` around tools (to feed ``ModelRetry`` back to
-the model). Measured on pydantic-ai-slim 2.68; pinned by ``tests/pydantic_ai``.
+the model). A steer (``response="steer"``) is raised there as a ``ModelRetry`` too (:func:`steer_exception`):
+pydantic-ai's way to tell the model a call failed and why; a plain ``Steered`` would have ended the run. Measured on
+pydantic-ai-slim 2.68; pinned by ``tests/pydantic_ai``.
 
 ``instrument()`` switches instrumentation on (the class default ``Agent.instrument_all`` sets) for every agent
 that has not set its own, through the adapter's :class:`~spanbreaker.adapters.base.PatchLog`, so
@@ -24,11 +26,28 @@ import importlib.util
 import threading
 from typing import Any
 
+from ..errors import Steered, register_steer_exception
 from ._deferred import Deferred
 from .base import PatchLog
 
 SCOPE = "pydantic-ai"
 """Instrumentation scope of pydantic-ai's spans."""
+
+
+def steer_exception() -> type[Steered]:
+    """The steer for pydantic-ai's tool spans: a ``ModelRetry`` whose message is the steer's, which pydantic-ai hands
+    the model as the call's answer (the tool's own retries count it: past them pydantic-ai ends the run with its
+    ``UnexpectedModelBehavior``, as for any tool)."""
+    from pydantic_ai import ModelRetry
+
+    class PydanticAISteered(Steered, ModelRetry):
+        def __init__(self, detector: str, reason: str, trace_id: str, evidence: Any = None) -> None:
+            Steered.__init__(self, detector, reason, trace_id, evidence)
+            self.message = str(self)  # what ModelRetry hands the model
+
+    PydanticAISteered.__module__ = __name__
+    PydanticAISteered.__qualname__ = "PydanticAISteered"
+    return PydanticAISteered
 
 
 class PydanticAIAdapter:
@@ -38,6 +57,7 @@ class PydanticAIAdapter:
         self._lock = threading.Lock()
         self._patches = PatchLog()
         self._deferred = Deferred("pydantic_ai")
+        self._steer: type[Steered] | None = None
 
     def available(self) -> bool:
         try:
@@ -55,6 +75,9 @@ class PydanticAIAdapter:
         from pydantic_ai.models.instrumented import InstrumentationSettings
 
         with self._lock:
+            if self._steer is None:
+                self._steer = steer_exception()
+                register_steer_exception(SCOPE, self._steer)
             if not self._patches and isinstance(Agent._instrument_default, InstrumentationSettings):
                 return  # the application's own settings stay
             self._patches.patch(Agent, "_instrument_default", InstrumentationSettings(tracer_provider=tracer_provider))
