@@ -125,3 +125,25 @@ def test_stock_instrumentor_sees_no_call() -> None:
         instrumentor.uninstrument()
         rig.provider.shutdown()
 
+
+
+def test_a_steer_reaches_the_model_as_the_calls_error(make_env: Callable[..., Rig]) -> None:
+    """``response="steer"``: the 5th identical search does not run; its ``invoke`` fails with the steer's message (a
+    ``ToolInvocationError``, which the ``Agent`` hands the model as the call's error result; a plain exception would
+    end the run), and a model that changes course finishes normally."""
+    from .scripted import ScriptedModel, tool_results
+
+    env = make_env(response="steer")
+
+    def reply(messages: list[dict[str, Any]]) -> Any:
+        results = [str(m.get("content")) for m in messages if m.get("role") == "tool"]
+        if results and results[-1].startswith("spanbreaker: search called 5 times"):
+            return "Paris is sunny, as far as I can tell."
+        return loop(tool_results(messages))
+
+    result = run(agent(env, ScriptedModel(reply)))
+    assert result["messages"][-1].text == "Paris is sunny, as far as I can tell."
+    assert len(env.tool_bodies) == 4
+    steered = [s for s in env.spans() if (s.attributes or {}).get("spanbreaker.steered")]
+    assert [s.name for s in steered] == ["search"] and env.processor.stats.trips == 0
+    env.assert_nothing_lost()

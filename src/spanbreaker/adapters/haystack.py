@@ -25,21 +25,26 @@ model call (no budget counted a Haystack request) and no tool call (a looping ``
 
 A trip where a tool span starts raises ``Tripped`` (a ``BaseException``) in Haystack's worker thread; the ``Agent``
 reads each call's future and catches no ``BaseException``, so it comes out of ``agent.run(...)`` (sync; async runs
-gather the calls, the same). Everything Haystack-specific stays in this module; Haystack is imported only when
+gather the calls, the same). A steer (``response="steer"``) raised there would have ended the run too (Haystack
+reports a tool's failure to the model only as a ``ToolInvocationError`` from ``Tool.invoke``): the steered call's
+``invoke`` fails with one carrying the steer's message instead, the tool not run, and the ``Agent`` hands it to the
+model as the call's error result. Everything Haystack-specific stays in this module; Haystack is imported only when
 instrumenting, and not before the application imports it (:mod:`._deferred`).
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from opentelemetry import trace as trace_api
 
+from ..errors import Steered
 from ._hooked import HookedAdapter
 from .base import PatchLog, PendingAttributes, StartAttributes
 
@@ -55,6 +60,36 @@ OUTPUT_TAG = "haystack.agent.step.tool.output"
 """The content tag Haystack puts a call's result on (``{"error": ...}`` for a failed call)."""
 
 _PENDING = PendingAttributes("spanbreaker_haystack_start")
+_STEERED: contextvars.ContextVar[Steered | None] = contextvars.ContextVar("spanbreaker_haystack_steered",
+                                                                          default=None)
+"""The steer raised where the running tool call's span started: the tool's ``invoke`` answers with it."""
+
+
+# ------------------------------------------------------------------------------------------------ steers
+def _steer_error(tool: Any) -> Any:
+    """The steered call's failure, as Haystack's tool calling reports a failed tool (``ToolInvocationError``, which an
+    ``Agent`` hands the model as the call's error result), or None when the call is not steered."""
+    steer = _STEERED.get()
+    if steer is None:
+        return None
+    from haystack.tools.errors import ToolInvocationError
+
+    return ToolInvocationError(str(steer), tool_name=str(getattr(tool, "name", "tool")))
+
+
+def _answering_steers(wrapped: Any, tool: Any, args: Any, kwargs: Any) -> Any:
+    """Around ``Tool.invoke``: a steered call fails with the steer's message, the tool not run."""
+    error = _steer_error(tool)
+    if error is not None:
+        raise error
+    return wrapped(*args, **kwargs)
+
+
+async def _answering_steers_async(wrapped: Any, tool: Any, args: Any, kwargs: Any) -> Any:
+    error = _steer_error(tool)
+    if error is not None:
+        raise error
+    return await wrapped(*args, **kwargs)
 
 
 # ------------------------------------------------------------------------------------ model calls at start
@@ -182,6 +217,10 @@ class HaystackAdapter(HookedAdapter):
         original = getattr(tool_calling, "_create_tool_span", None)
         if callable(original):
             patches.patch(tool_calling, "_create_tool_span", self._tool_span_factory(original))
+            from haystack.tools.tool import Tool
+
+            patches.wrap(Tool, "invoke", _answering_steers)
+            patches.wrap(Tool, "invoke_async", _answering_steers_async)
         else:
             logger.warning("spanbreaker could not find Haystack's per-call tool span: an Agent's tool calls are not "
                            "seen (haystack.components.agents.tool_calling._create_tool_span)")
@@ -214,8 +253,17 @@ class HaystackAdapter(HookedAdapter):
             name = str(getattr(tool_call, "tool_name", None) or getattr(tool, "name", "tool"))
             attributes = {KIND: "TOOL", TOOL_NAME: name, INPUT: _arguments(getattr(tool_call, "arguments", None)),
                           INPUT_MIME: "application/json"}
-            with original(tool, tool_call, parent_span) as inner, \
-                    self._tracer().start_as_current_span(name, attributes=attributes) as span:
+            with ExitStack() as stack:
+                inner = stack.enter_context(original(tool, tool_call, parent_span))
+                try:
+                    span = stack.enter_context(self._tracer().start_as_current_span(name, attributes=attributes))
+                except Steered as steer:  # where the span started (the breaker ended it, marked steered)
+                    token = _STEERED.set(steer)
+                    try:
+                        yield inner
+                    finally:
+                        _STEERED.reset(token)
+                    return
                 yield _ToolSpan(inner, span)
 
         return create_tool_span
