@@ -20,7 +20,7 @@ import spanbreaker
 from spanbreaker.signals import Kind
 
 from ..genai_rig import QUERIES, WIDE, Rig, search_body
-from .scripted import ScriptedModel, client_for, loop, queries, scripted
+from .scripted import MODEL, ScriptedModel, client_for, loop, queries, scripted
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -300,3 +300,23 @@ def test_stock_spans_do_not_catch_a_delegation_loop(make_env: Any) -> None:
                     iterations=12))
     assert len(env.tool_bodies) == 12
     env.assert_quiet()
+
+
+def test_a_steer_reaches_the_model_as_the_calls_error(make_env: Any) -> None:
+    """``response="steer"``: the 5th identical search does not run; AutoGen's workbench turns the ``Steered`` raised
+    where its span starts into the call's error result, which the model reads; a model that changes course
+    finishes normally."""
+    env = make_env(response="steer")
+
+    def reply(messages: list[dict[str, Any]]) -> Any:
+        results = [str(m.get("content")) for m in messages if m.get("role") == "tool"]
+        if results and "spanbreaker: search called 5 times" in results[-1]:
+            return "Paris is sunny, as far as I can tell."
+        return [("search", {"query": "weather in Paris"})]
+
+    result = run(weather_agent(env, ScriptedModel(reply, model=MODEL)))
+    assert result.messages[-1].content == "Paris is sunny, as far as I can tell."
+    assert len(env.tool_bodies) == 4
+    steered = [s for s in env.spans() if (s.attributes or {}).get("spanbreaker.steered")]
+    assert [s.name for s in steered] == ["execute_tool search"] and env.processor.stats.trips == 0
+    env.assert_nothing_lost()
