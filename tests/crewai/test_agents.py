@@ -124,3 +124,28 @@ def test_an_agent_run_without_a_crew_is_stopped_and_the_next_run_is_still_seen(
     assert calls.tools == LOOP_TOOL_CALLS
     assert env.stats.trips == 2
     env.assert_nothing_lost()
+
+
+def test_a_steer_reaches_the_model_in_wrapper_mode(make_env: Callable[..., CrewAIEnv]) -> None:
+    """``response="steer"`` (wrapper mode, the instrumentor's default): the 5th identical search does not run, and
+    CrewAI's own tool-error path hands the model the steer's message; a model that changes course finishes normally.
+    (In event-listener mode the bus's handlers swallow an ``Exception``: the steer does not reach the call there.)"""
+    from typing import Any
+
+    from .scripted import ScriptedLLM
+
+    env = make_env("wrapper", response="steer")
+    crew, calls = build("loop")
+    llm: Any = crew.agents[0].llm
+    original = ScriptedLLM.call
+
+    def reading(messages: Any, *args: Any, **kwargs: Any) -> Any:
+        texts = [str(m.get("content")) for m in messages if isinstance(m, dict)]
+        if any("spanbreaker: search called 5 times" in text for text in texts):
+            llm.script = lambda turn: "Paris is sunny, as far as I can tell."
+        return original(llm, messages, *args, **kwargs)
+
+    object.__setattr__(llm, "call", reading)
+    assert "Paris is sunny, as far as I can tell." in str(kickoff(crew))
+    assert calls.tools == 4 and env.processor.stats.trips == 0 and env.processor.stats.steered == 1
+    env.assert_nothing_lost()
