@@ -128,8 +128,7 @@ def test_an_agent_run_without_a_crew_is_stopped_and_the_next_run_is_still_seen(
 
 def test_a_steer_reaches_the_model_in_wrapper_mode(make_env: Callable[..., CrewAIEnv]) -> None:
     """``response="steer"`` (wrapper mode, the instrumentor's default): the 5th identical search does not run, and
-    CrewAI's own tool-error path hands the model the steer's message; a model that changes course finishes normally.
-    (In event-listener mode the bus's handlers swallow an ``Exception``: the steer does not reach the call there.)"""
+    CrewAI's own tool-error path hands the model the steer's message; a model that changes course finishes normally."""
     from typing import Any
 
     from .scripted import ScriptedLLM
@@ -148,4 +147,19 @@ def test_a_steer_reaches_the_model_in_wrapper_mode(make_env: Callable[..., CrewA
     object.__setattr__(llm, "call", reading)
     assert "Paris is sunny, as far as I can tell." in str(kickoff(crew))
     assert calls.tools == 4 and env.processor.stats.trips == 0 and env.processor.stats.steered == 1
+    env.assert_nothing_lost()
+
+
+def test_a_steer_in_event_mode_blocks_the_call_and_the_next_repeat_stops_the_crew(
+        make_env: Callable[..., CrewAIEnv]) -> None:
+    """``response="steer"`` in event-listener mode: the bus would log and swallow the ``Steered`` (the steered call
+    ran, its span marked as never run, and CrewAI's own guard ended the run with two spans left open). The adapter
+    raises it where the call's start was emitted, as it does a trip: the call does not run. CrewAI then restarts
+    the task rather than reading the message, and the next identical call stops the crew; every span is ended."""
+    env = make_env("events", response="steer")
+    crew, calls = build("loop")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        kickoff(crew)
+    assert caught.value.detector == LOOP_DETECTOR and calls.tools == LOOP_TOOL_CALLS
+    assert env.processor.stats.steered == 1
     env.assert_nothing_lost()

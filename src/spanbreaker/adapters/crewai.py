@@ -20,6 +20,9 @@ are pinned by ``tests/crewai/test_conformance.py``):
   of ``crew.kickoff()``. The wait is bounded (:data:`START_WAIT_S`) and never taken on the bus's own threads.
   CrewAI emits its failure events only for an ``Exception``: the spans the listener holds open for the tripped
   trace (the crew's, the agent's) are ended when the trip leaves ``kickoff``, as the listener ends a failed one.
+  A steer (``response="steer"``) is kept and raised the same way (the bus would log and swallow it, and the
+  steered call would run): the call does not run, though CrewAI restarts the task on it rather than handing the
+  model its message (wrapper mode does that), and the next identical call stops the crew.
 * In both modes CrewAI's event scope stack (a context variable) is put back as it was when ``kickoff`` began
   when the run raised: a trip skips the events that would have popped it (and CrewAI's own failure path leaves
   the agent's scope behind), and the event listener would start no span of the next run on that thread.
@@ -34,11 +37,13 @@ application imports it (importing ``crewai`` takes seconds: :mod:`._deferred`).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
+import weakref
 from typing import Any
 
-from ..errors import Tripped
+from ..errors import Steered, Tripped
 from ._hooked import HookedAdapter
 from .base import PatchLog, StartAttributes
 
@@ -57,9 +62,9 @@ BUS_THREADS = ("CrewAISyncHandler", "CrewAIEventsLoop")
 
 _pending = threading.local()
 """The start attributes of the tool span being started on this thread (set around the instrumentor's start)."""
-_stopped: dict[int, tuple[Any, Tripped]] = {}
-"""Trips raised by a handler, by ``id(event)`` (with the event, so a reused id never matches), until the ``emit``
-of that event raises them."""
+_stopped: dict[int, tuple[Any, Tripped | Steered]] = {}
+"""Trips (and steers) raised by a handler, by ``id(event)`` (with the event, so a reused id never matches), until
+the ``emit`` of that event raises them."""
 _STOPPED_KEPT = 256
 """Trips whose ``emit`` never came for them (emitted on a bus thread, or past the wait) are dropped, oldest
 first, beyond this many."""
@@ -93,18 +98,54 @@ def _run_with_span(wrapped: Any, run_wrapper: Any, args: Any, kwargs: Any) -> An
 
 
 # ----------------------------------------------------------------------------------------- event-listener mode
+def _keep(event: Any, stop: Tripped | Steered) -> None:
+    with _stopped_lock:
+        if len(_stopped) >= _STOPPED_KEPT:
+            del _stopped[next(iter(_stopped))]
+        _stopped[id(event)] = (event, stop)
+
+
 def _call_handler(wrapped: Any, module: Any, args: Any, kwargs: Any) -> Any:
     """Around the bus's ``is_call_handler_safe(handler, source, event, ...)``: a trip the handler raises is kept
-    for the ``emit`` of that event (it would abort the event's other handlers and die on the pool thread)."""
-    try:
+    for the ``emit`` of that event (it would abort the event's other handlers and die on the pool thread); so is a
+    steer, which the bus would log and swallow (an ``Exception``), the steered call then running."""
+    if len(args) < 3:
         return wrapped(*args, **kwargs)
+    try:
+        return wrapped(_steerable(args[0]), *args[1:], **kwargs)
     except Tripped as trip:
-        event = args[2] if len(args) > 2 else kwargs.get("event")
-        with _stopped_lock:
-            if len(_stopped) >= _STOPPED_KEPT:
-                del _stopped[next(iter(_stopped))]
-            _stopped[id(event)] = (event, trip)
+        _keep(args[2], trip)
         return None
+
+
+_steerables: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+"""Per event handler, the same handler keeping a steer it raises (one wrapper per handler: the bus caches handlers'
+signatures by identity)."""
+
+
+def _steerable(handler: Any) -> Any:
+    """``handler`` with a ``Steered`` it raises kept for the ``emit`` of its event instead of raised (its signature
+    is the handler's: the bus passes its arguments by their count)."""
+    try:
+        return _steerables[handler]
+    except KeyError:
+        pass
+    except TypeError:  # not weakly referenceable: as it is
+        return handler
+
+    @functools.wraps(handler)
+    def steerable(source: Any, event: Any, *rest: Any) -> Any:
+        try:
+            return handler(source, event, *rest)
+        except Steered as steer:
+            _keep(event, steer)
+            return None
+
+    try:
+        _steerables[handler] = steerable
+    except TypeError:
+        return handler
+    return steerable
 
 
 def _emit(wrapped: Any, bus: Any, args: Any, kwargs: Any) -> Any:
