@@ -267,17 +267,16 @@ def _read_turn(items: list[Any], index: int, floor: int,
     never below ``floor``."""
     answers: list[Answer] = []  # last first
     message: Any = None
-    if index > floor:
-        last = decode(items[index])
-        reask = _reask_in(last) if isinstance(last, dict) else None
-        if reask is not None:
-            return _reask_turn(items, index, floor, decode, reask)
     while index > floor:
         message = decode(items[index])
         if not isinstance(message, dict):
             return None
         found = _results_in(message)
         if found is None:
+            if not answers:  # the prompt's last message answers no call: it may re-ask for a structured output
+                reask = _reask_in(message)
+                if reask is not None:
+                    return _reask_turn(items, index, floor, decode, reask)
             break
         answers.extend(reversed(found))
         index -= 1
