@@ -12,9 +12,12 @@ inherited), in reverse order, even when the instrumentor patched the same attrib
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import Steered
 
 if TYPE_CHECKING:
     from ..processor import BreakerSpanProcessor
@@ -158,3 +161,25 @@ class PatchLog:
                     delattr(owner, attribute)
             except Exception:
                 logger.debug("spanbreaker could not restore %s.%s", owner, attribute, exc_info=True)
+
+
+class SteeredCall:
+    """The steer raised where a tool call's span started, held while the framework goes on with that call, so that
+    the framework's own tool execution can answer it with the steer's message instead of running the tool (where
+    the ``Steered`` itself would end the run: ADK, Haystack). A context variable: each task and nested call sees
+    its own."""
+
+    def __init__(self, name: str) -> None:
+        self._steer: ContextVar[Steered | None] = ContextVar(name, default=None)
+
+    @contextmanager
+    def holding(self, steer: Steered) -> Iterator[None]:
+        token = self._steer.set(steer)
+        try:
+            yield
+        finally:
+            self._steer.reset(token)
+
+    def get(self) -> Steered | None:
+        """The steer of the call running in this context, or None."""
+        return self._steer.get()

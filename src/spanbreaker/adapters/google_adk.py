@@ -22,7 +22,6 @@ first: on a release whose internals differ, the adapter logs a warning and leave
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import inspect
 import json
 from collections.abc import AsyncIterator, Callable
@@ -31,7 +30,7 @@ from typing import Any
 from ..errors import Steered
 from ..private_calls import showing
 from ._patching import PatchingAdapter
-from .base import PatchLog
+from .base import PatchLog, SteeredCall
 
 PARAMETERS = ("tool", "agent", "function_args", "invocation_context")
 """``record_tool_execution``'s parameters, as ADK's tool caller passes them."""
@@ -56,7 +55,7 @@ def _response_text(event: Any) -> str | None:
     return _text(responses[0] if len(responses) == 1 else responses)
 
 
-_steered: contextvars.ContextVar[Steered | None] = contextvars.ContextVar("spanbreaker_adk_steered", default=None)
+_STEERED = SteeredCall("spanbreaker_adk_steered")
 """The steer raised where the running tool call's span started: :func:`_call_tool_async` answers with it."""
 
 
@@ -75,11 +74,8 @@ def _showing(original: Callable[..., Any]) -> Callable[..., Any]:
                 try:
                     scope = await stack.enter_async_context(original(tool, agent, function_args, *args, **kwargs))
                 except Steered as steer:  # where the span started: the breaker ended it, marked steered
-                    token = _steered.set(steer)
-                    try:
+                    with _STEERED.holding(steer):
                         yield ToolScope()
-                    finally:
-                        _steered.reset(token)
                     return
                 try:
                     yield scope
@@ -95,7 +91,7 @@ def _answering_steers(original: Callable[..., Any]) -> Callable[..., Any]:
     not run."""
 
     async def _call_tool_async(*args: Any, **kwargs: Any) -> Any:
-        steer = _steered.get()
+        steer = _STEERED.get()
         if steer is not None:
             return {"error": str(steer)}
         return await original(*args, **kwargs)

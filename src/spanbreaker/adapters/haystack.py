@@ -34,7 +34,6 @@ instrumenting, and not before the application imports it (:mod:`._deferred`).
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import sys
@@ -46,7 +45,7 @@ from opentelemetry import trace as trace_api
 
 from ..errors import Steered
 from ._hooked import HookedAdapter
-from .base import PatchLog, PendingAttributes, StartAttributes
+from .base import PatchLog, PendingAttributes, StartAttributes, SteeredCall
 
 logger = logging.getLogger("spanbreaker")
 
@@ -60,8 +59,7 @@ OUTPUT_TAG = "haystack.agent.step.tool.output"
 """The content tag Haystack puts a call's result on (``{"error": ...}`` for a failed call)."""
 
 _PENDING = PendingAttributes("spanbreaker_haystack_start")
-_STEERED: contextvars.ContextVar[Steered | None] = contextvars.ContextVar("spanbreaker_haystack_steered",
-                                                                          default=None)
+_STEERED = SteeredCall("spanbreaker_haystack_steered")
 """The steer raised where the running tool call's span started: the tool's ``invoke`` answers with it."""
 
 
@@ -258,11 +256,8 @@ class HaystackAdapter(HookedAdapter):
                 try:
                     span = stack.enter_context(self._tracer().start_as_current_span(name, attributes=attributes))
                 except Steered as steer:  # where the span started (the breaker ended it, marked steered)
-                    token = _STEERED.set(steer)
-                    try:
+                    with _STEERED.holding(steer):
                         yield inner
-                    finally:
-                        _STEERED.reset(token)
                     return
                 yield _ToolSpan(inner, span)
 
