@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import spanbreaker
 from spanbreaker.adapters.base import Adapter
+from spanbreaker.adapters.openinference import ADAPTER as OPENINFERENCE
 from spanbreaker.instrumentation import attach
 from tests.exported import assert_exported_once
 
@@ -54,11 +55,13 @@ def env_factory(adapter: Adapter) -> Iterator[Callable[..., FrameworkEnv]]:
         exporter = InMemorySpanExporter()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         adapter.instrument(provider, processor)
+        OPENINFERENCE.instrument(provider, processor)  # what spanbreaker.instrument() adds along with any framework
         env = FrameworkEnv(provider, exporter, processor)
         made.append(env)
         return env
 
     yield make
     adapter.uninstrument()
+    OPENINFERENCE.uninstrument()
     for env in made:
         env.provider.shutdown()

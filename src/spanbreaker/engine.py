@@ -31,7 +31,6 @@ from opentelemetry.trace import Status, StatusCode
 from .breaker import Admission, BreakerListener, BreakerState, TraceBreaker, TripRecord
 from .config import BreakerConfig
 from .conventions import classify, prompt_calls
-from .conventions import genai as _ga
 from .conventions import openinference as _oi
 from .conventions.read import (
     agent_start,
@@ -369,10 +368,10 @@ class BreakerEngine:
                 hooks: _Hooks
                 if kind is _TOOL:
                     signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
-                    if not signal.args_known:  # none on the span: an adapter may show them in process
+                    if not signal.args_known:  # none on the span (or hidden): an adapter may show them in process
                         private = _private_call()
-                        if private is not None and private.name == signal.name:
-                            attributes = entry.attributes = {**attributes, _ga.TOOL_ARGUMENTS: private.arguments}
+                        if private is not None and private.arguments is not None and private.name == signal.name:
+                            attributes = entry.attributes = private.on(attributes)
                             signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
                     if up is not None and up.kind is _TOOL and type(value) is not str and _same_call(up.signal, signal):
                         # The same call seen by a second instrumentor (OpenInference's AutoGen tool span around
@@ -465,10 +464,11 @@ class BreakerEngine:
                     detail = None if error is None else error_detail(events, status)
                     fill_tool_result(signal, attributes, error, self._cap, self._format_types, self._volatile_keys,
                                      detail)
-                    if not signal.result_known:  # none on the span: an adapter may show it in process
+                    if not signal.result_known or not signal.args_known:  # an adapter may show them in process
                         private = _private_call()
-                        if private is not None and private.result is not None and private.name == signal.name:
-                            attributes = entry.attributes = {**attributes, _ga.TOOL_RESULT: private.result}
+                        if private is not None and private.name == signal.name and (
+                                private.result is not None or private.arguments is not None):
+                            attributes = entry.attributes = private.on(attributes)
                             fill_tool_result(signal, attributes, error, self._cap, self._format_types,
                                              self._volatile_keys, detail)
                     if self.shared is None:

@@ -19,7 +19,7 @@ from typing import Any
 from opentelemetry import trace
 
 from . import coverage
-from .adapters import ADAPTER_MODULES
+from .adapters import ADAPTER_MODULES, SHARED_MODULES
 from .config import BreakerConfig
 from .processor import BreakerSpanProcessor
 
@@ -128,7 +128,7 @@ def _instrument_frameworks(provider: Any, processor: BreakerSpanProcessor, only:
     for module_name in ADAPTER_MODULES:
         if module_name in _instrumented:
             continue
-        if only is not None and module_name.rsplit(".", 1)[-1] not in only:
+        if only is not None and module_name.rsplit(".", 1)[-1] not in only and module_name not in SHARED_MODULES:
             continue
         try:
             adapter = importlib.import_module(module_name).ADAPTER

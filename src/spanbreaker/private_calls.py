@@ -10,6 +10,12 @@ tool span that carries no arguments (no result) of its own, and only for the too
 a span or an exporter; what leaves the process of them is what leaves of any call, a trip's evidence naming the
 repeated call by its fingerprint (a 64-bit digest of its name and arguments).
 
+OpenInference instrumentors hide a call's values when the application asks them to (``hide_inputs`` /
+``hide_outputs``, ``OPENINFERENCE_HIDE_*``): the span then carries ``__REDACTED__`` under the same keys, and
+:mod:`spanbreaker.adapters.openinference` shows the values as they were before masking, under those keys
+(:attr:`PrivateCall.arguments_key`, :attr:`PrivateCall.result_key`): the breaker reads them as it would have read
+the span without the setting.
+
 A context variable carries them: each asyncio task and each thread started with a copy of the context (as
 ``asyncio.to_thread`` does) sees its own call; a nested call (an agent called as a tool) sees its own, and the
 outer one's again once it returns.
@@ -18,19 +24,34 @@ outer one's again once it returns.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
+
+from .conventions import genai
 
 
 @dataclass(slots=True)
 class PrivateCall:
     name: str
     """The tool's name, as its span names it (``gen_ai.tool.name``)."""
-    arguments: str
-    """The arguments as text (JSON); compared as the span's arguments would be."""
+    arguments: str | None
+    """The arguments as text (JSON), compared as the span's arguments would be; None while not known."""
     result: str | None = None
     """What the tool returned, as text, once it has; None until then."""
+    arguments_key: str = genai.TOOL_ARGUMENTS
+    result_key: str = genai.TOOL_RESULT
+    """The span attributes the values stand for: the engine reads them as if the span carried them there."""
+
+    def on(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        """``attributes`` with what this call shows in place of the span's own values under its keys."""
+        shown = dict(attributes)
+        if self.arguments is not None:
+            shown[self.arguments_key] = self.arguments
+        if self.result is not None:
+            shown[self.result_key] = self.result
+        return shown
 
 
 _current: contextvars.ContextVar[PrivateCall | None] = contextvars.ContextVar("spanbreaker_private_call",
@@ -44,8 +65,15 @@ def showing(name: str, arguments: str) -> Iterator[PrivateCall]:
     """Show the breaker the call of ``name`` with ``arguments`` while the block runs (the tool's span starts and
     ends inside it); set ``.result`` on what this yields when the tool returns."""
     call = PrivateCall(name, arguments)
+    with shown(call):
+        yield call
+
+
+@contextmanager
+def shown(call: PrivateCall) -> Iterator[None]:
+    """Show the breaker ``call`` while the block runs."""
     token = _current.set(call)
     try:
-        yield call
+        yield
     finally:
         _current.reset(token)

@@ -27,6 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import spanbreaker
 from spanbreaker.adapters.agno import ADAPTER
+from spanbreaker.adapters.openinference import ADAPTER as OPENINFERENCE
 from spanbreaker.instrumentation import attach
 
 MODES = ("sync", "async", "stream", "astream")
@@ -159,12 +160,14 @@ def make_env() -> Iterator[Callable[..., AgnoEnv]]:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         provider.add_span_processor(ledger)
         ADAPTER.instrument(provider, processor)
+        OPENINFERENCE.instrument(provider, processor)  # what spanbreaker.instrument() adds along with any framework
         env = AgnoEnv(provider, exporter, processor, ledger)
         made.append(env)
         return env
 
     yield make
     ADAPTER.uninstrument()
+    OPENINFERENCE.uninstrument()
     for env in made:
         env.provider.shutdown()
 

@@ -1,9 +1,11 @@
-"""Values an instrumentor redacts are unknown, never identical.
+"""Values an instrumentor redacts: never identical as text, known to the breaker in process.
 
 OpenInference's ``TraceConfig`` (``hide_inputs`` / ``hide_outputs``, also from ``OPENINFERENCE_HIDE_INPUTS`` /
 ``OPENINFERENCE_HIDE_OUTPUTS``) writes ``__REDACTED__`` in place of a call's arguments and result. Read as text,
 every redacted call would look like every other: six different fetches with six different pages would trip as a
-repeat. Real Agno agent, the real instrumentor under those settings; the scripted model is the only stub.
+repeat. Read as unknown, no loop would be caught. The breaker is shown the values in process instead
+(``adapters/openinference.py``); the spans stay as the instrumentor masked them. Real Agno agent, the real
+instrumentor under those settings; the scripted model is the only stub.
 """
 
 from __future__ import annotations
@@ -56,12 +58,37 @@ def test_distinct_redacted_calls_are_not_a_repeat(hidden_env: AgnoEnv) -> None:
     env.assert_nothing_lost()
 
 
-def test_a_redacted_loop_still_meets_the_budgets(monkeypatch: pytest.MonkeyPatch,
-                                                make_env: Callable[..., AgnoEnv]) -> None:
-    """Unknown is not free: the same redacted call over and over is not read as a repeat, but it is counted."""
-    monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
-    monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
-    env = make_env(max_tool_calls=6)
+def test_a_redacted_loop_is_caught_and_stays_redacted(hidden_env: AgnoEnv) -> None:
+    """The same call with the same result, hidden from the spans: the breaker is shown the values in process
+    (``adapters/openinference.py``), so the 5th identical call is vetoed before it runs, as without the setting, and
+    no exported span carries an argument, a result or a trace of them."""
+    env = hidden_env
+    secret = "https://x.test/private-account-7781"
+
+    def fetch(url: str) -> str:
+        """Fetch a URL."""
+        env.tool_bodies.append(url)
+        return "403 Forbidden for account 7781"
+
+    model = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url=secret)]} if i < 12
+                     else {"content": "gave up"})
+    output = Agent(name="Looper", model=model, tools=[fetch]).run("go")
+    assert output.status is RunStatus.cancelled and "[tool_repeat]" in str(output.content)
+    assert len(env.tool_bodies) == 4
+    tools = [s for s in env.spans() if (s.attributes or {}).get("openinference.span.kind") == "TOOL"]
+    assert len(tools) == 5 and env.blocked() == [tools[-1]]
+    assert all((s.attributes or {}).get("input.value") == REDACTED_VALUE for s in tools)
+    assert all((s.attributes or {}).get("output.value") in (REDACTED_VALUE, None) for s in tools)
+    # Agno's instrumentor itself writes the call's arguments, unmasked, as the tool's ``tool.parameters``: the one
+    # place they are; the hidden result is nowhere.
+    exported = repr([(s.name, {k: v for k, v in (s.attributes or {}).items() if k != "tool.parameters"},
+                      [dict(e.attributes or {}) for e in s.events]) for s in env.spans()])
+    assert "7781" not in exported, "a hidden value reached an exported span"
+    env.assert_nothing_lost()
+
+
+def _run_the_same_fetch(env: AgnoEnv) -> Any:
+    """An agent fetching the same URL, answered the same, turn after turn (12 turns at most)."""
 
     def fetch(url: str) -> str:
         """Fetch a URL."""
@@ -70,9 +97,47 @@ def test_a_redacted_loop_still_meets_the_budgets(monkeypatch: pytest.MonkeyPatch
 
     model = scripted(lambda m, i: {"tool_calls": [tool_call("fetch", url="https://x.test/a")]} if i < 12
                      else {"content": "gave up"})
-    output = Agent(name="Looper", model=model, tools=[fetch]).run("go")
+    return Agent(name="Looper", model=model, tools=[fetch]).run("go")
+
+
+def test_a_redacted_loop_still_meets_the_budgets(monkeypatch: pytest.MonkeyPatch,
+                                                make_env: Callable[..., AgnoEnv]) -> None:
+    """Hidden calls are counted like any: a budget under the repeat threshold stops the run first."""
+    monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
+    monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
+    env = make_env(max_tool_calls=3)
+    output = _run_the_same_fetch(env)
     assert output.status is RunStatus.cancelled and "[call_budget]" in str(output.content)
-    assert len(env.tool_bodies) == 6
+    assert len(env.tool_bodies) == 3
+    env.assert_nothing_lost()
+
+
+def test_hiding_only_outputs_still_catches_the_loop(monkeypatch: pytest.MonkeyPatch,
+                                                    make_env: Callable[..., AgnoEnv]) -> None:
+    monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
+    env = make_env()
+    output = _run_the_same_fetch(env)
+    assert output.status is RunStatus.cancelled and "[tool_repeat]" in str(output.content)
+    assert len(env.tool_bodies) == 4
+    tools = [s for s in env.spans() if (s.attributes or {}).get("openinference.span.kind") == "TOOL"]
+    assert all((s.attributes or {}).get("input.value") != REDACTED_VALUE for s in tools)
+    assert all((s.attributes or {}).get("output.value") in (REDACTED_VALUE, None) for s in tools)
+    env.assert_nothing_lost()
+
+
+def test_a_hidden_result_that_moves_is_not_a_repeat(hidden_env: AgnoEnv) -> None:
+    """Polling: the same hidden call, a hidden result that changes each time: progress, quiet."""
+    env = hidden_env
+
+    def status(job: str) -> str:
+        """A job's status."""
+        env.tool_bodies.append(job)
+        return f"job {job}: {len(env.tool_bodies) * 10}% done"
+
+    model = scripted(lambda m, i: {"tool_calls": [tool_call("status", job="j1")]} if i < 9 else {"content": "done"})
+    output = Agent(name="Poller", model=model, tools=[status]).run("go")
+    assert output.status is RunStatus.completed and output.content == "done"
+    assert len(env.tool_bodies) == 9 and env.tripped() == []
     env.assert_nothing_lost()
 
 

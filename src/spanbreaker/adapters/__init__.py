@@ -25,4 +25,8 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.haystack",
     "spanbreaker.adapters.agent_framework",
     "spanbreaker.adapters.google_adk",
+    "spanbreaker.adapters.openinference",
 )
+SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})
+"""Adapters of what several frameworks' instrumentors share (OpenInference's tracer): instrumented along with any
+framework, whichever ``frameworks`` a caller names."""

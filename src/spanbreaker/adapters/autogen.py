@@ -201,7 +201,7 @@ def _mcp_tool_span(tool_name: str, **kwargs: Any) -> Iterator[Any]:
     from autogen_core.tools._base import trace_tool_span
 
     shown = current()
-    if shown is not None and _content_on() and kwargs.get("tracer") is None:
+    if shown is not None and shown.arguments is not None and _content_on() and kwargs.get("tracer") is None:
         kwargs["tracer"] = _tracer_with(shown.arguments)
     with trace_tool_span(tool_name, **kwargs) as span:
         yield span

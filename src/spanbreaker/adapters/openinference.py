@@ -1,0 +1,147 @@
+"""OpenInference's hidden values: a tool call is known to the breaker whatever the instrumentor's ``TraceConfig`` hides.
+
+Every OpenInference instrumentor (smolagents, Agno, CrewAI, LlamaIndex, LangChain, the OpenAI Agents SDK, DSPy...)
+traces through ``OITracer``, which masks a span's values by its ``TraceConfig``: with ``hide_inputs`` /
+``hide_outputs`` (or ``OPENINFERENCE_HIDE_INPUTS`` / ``..._OUTPUTS``) a tool span carries ``__REDACTED__`` for its
+arguments and its result. That is right for what leaves the process, but then every call is unknown to the breaker
+and no loop is caught: only the budgets stop it.
+
+Here ``OITracer.start_span`` wraps a tool span, when its tracer's config hides inputs or outputs, in a proxy that keeps
+the values as they were before masking and shows them to the breaker in process (:mod:`spanbreaker.private_calls`,
+under the keys the span would have carried them): the arguments while the span starts, both while it ends. The span
+itself gets exactly what the instrumentor gave it; what leaves the process of a hidden call is what leaves of any
+call, a trip's evidence naming it by its fingerprint. A tracer whose config hides nothing, and every span that is no
+tool call, goes through as it did. Checked against the ``openinference-instrumentation`` it meets first: on a release
+whose internals differ, the adapter logs a warning and leaves it as it is (hidden calls are then unknown, as before).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import wrapt
+
+from ..conventions import openinference as oi
+from ..conventions.read import tool_name
+from ..private_calls import PrivateCall, shown
+from ._patching import PatchingAdapter
+from .base import PatchLog
+
+START_SPAN = ("self", "name", "context", "kind", "attributes")
+"""``OITracer.start_span``'s leading parameters: where a positional ``attributes`` is."""
+_ATTRIBUTES_AT = START_SPAN.index("attributes") - 1  # in ``args``, after ``self``
+_TOOL = "TOOL"
+
+
+def _text(value: Any) -> str | None:
+    """A value as the span would have carried it; None for a lazy one (a callable: the instrumentor's to resolve)."""
+    if value is None or callable(value):
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _hides(config: Any) -> bool:
+    return bool(getattr(config, "hide_inputs", False) or getattr(config, "hide_outputs", False))
+
+
+def _kind(attributes: Mapping[str, Any], openinference_span_kind: Any) -> str | None:
+    """The span's OpenInference kind at start, upper case, or None while it has none (LangChain's spans get theirs
+    when they end)."""
+    value = openinference_span_kind if openinference_span_kind is not None else attributes.get(oi.SPAN_KIND)
+    value = getattr(value, "value", value)
+    return str(value).upper() if value is not None else None
+
+
+class ShownToolSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ignore]
+    """An OpenInference span that is (or may yet say it is) a tool call: its values as the instrumentor set them,
+    before masking, are kept, and the breaker is shown them while the span ends. Everything passes on to the
+    instrumentor's own span."""
+
+    def __init__(self, wrapped: Any, name: str, call: PrivateCall, kind: str | None) -> None:
+        super().__init__(wrapped)
+        self._self_name = name
+        self._self_call = call
+        self._self_kind = kind
+
+    def _self_keep(self, key: str, value: Any) -> None:
+        if key == oi.INPUT:
+            self._self_call.arguments = _text(value)
+        elif key == oi.OUTPUT:
+            self._self_call.result = _text(value)
+        elif key == oi.SPAN_KIND:
+            self._self_kind = _kind({}, value)
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self._self_keep(key, value)
+        self.__wrapped__.set_attribute(key, value)
+
+    def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        for key, value in attributes.items():
+            self.set_attribute(key, value)
+
+    def set_input(self, value: Any, *, mime_type: Any = None) -> None:
+        from openinference.instrumentation import get_input_attributes
+
+        self._self_keep(oi.INPUT, get_input_attributes(value, mime_type=mime_type).get(oi.INPUT))
+        self.__wrapped__.set_input(value, mime_type=mime_type)
+
+    def set_output(self, value: Any, *, mime_type: Any = None) -> None:
+        from openinference.instrumentation import get_output_attributes
+
+        self._self_keep(oi.OUTPUT, get_output_attributes(value, mime_type=mime_type).get(oi.OUTPUT))
+        self.__wrapped__.set_output(value, mime_type=mime_type)
+
+    def end(self, end_time: int | None = None) -> None:
+        if self._self_kind != _TOOL:
+            self.__wrapped__.end(end_time)
+            return
+        attributes = getattr(self.__wrapped__, "attributes", None)  # the tool's name may have come after the start
+        call = self._self_call
+        if isinstance(attributes, Mapping):
+            call.name = tool_name(self._self_name, attributes)
+        with shown(call):
+            self.__wrapped__.end(end_time)
+
+
+def _start_span(original: Callable[..., Any], instance: Any, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+    """``OITracer.start_span``: where the tracer's config hides values, a tool span (or a span whose kind is not
+    known yet) starts with its call shown, and is handed out as a :class:`ShownToolSpan`."""
+    if not _hides(getattr(instance, "_self_config", None)):
+        return original(*args, **kwargs)
+    attributes = kwargs.get("attributes") if "attributes" in kwargs else (
+        args[_ATTRIBUTES_AT] if len(args) > _ATTRIBUTES_AT else None)
+    if not isinstance(attributes, Mapping):
+        attributes = {}
+    kind = _kind(attributes, kwargs.get("openinference_span_kind"))
+    if kind is not None and kind != _TOOL:
+        return original(*args, **kwargs)
+    name = str(kwargs.get("name", args[0] if args else ""))
+    call = PrivateCall(tool_name(name, attributes), _text(attributes.get(oi.INPUT)), _text(attributes.get(oi.OUTPUT)),
+                       arguments_key=oi.INPUT, result_key=oi.OUTPUT)
+    if kind == _TOOL:
+        with shown(call):
+            span = original(*args, **kwargs)
+    else:
+        span = original(*args, **kwargs)
+    return ShownToolSpan(span, name, call, kind)
+
+
+class OpenInferenceAdapter(PatchingAdapter):
+    name = "openinference"
+    framework = "openinference.instrumentation"
+    title = "OpenInference's hidden values"
+    unguarded = "tool calls whose values an instrumentor hides (hide_inputs / hide_outputs) stay unknown to the breaker"
+
+    def patch(self, patches: PatchLog) -> None:
+        from openinference.instrumentation import OITracer
+
+        parameters = tuple(inspect.signature(OITracer.start_span).parameters)
+        if parameters[:len(START_SPAN)] != START_SPAN or "openinference_span_kind" not in parameters:
+            raise RuntimeError(f"OITracer.start_span takes {parameters}, not {START_SPAN} ... openinference_span_kind")
+        patches.wrap(OITracer, "start_span", _start_span)
+
+
+ADAPTER = OpenInferenceAdapter()
