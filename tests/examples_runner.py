@@ -11,10 +11,13 @@ from pathlib import Path
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
-def assert_examples(expected: Mapping[str, Sequence[str]], timeout: float = 60) -> None:
+def assert_examples(expected: Mapping[str, Sequence[str]], timeout: float = 60,
+                    environment: Mapping[str, str] | None = None) -> None:
     """Each example exits 0, prints every expected line fragment and no traceback. A name may carry the example's
-    arguments after its file name (``"openai_tool_loop.py --litellm"``)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPANBREAKER_", "OTEL_"))}
+    arguments after its file name (``"openai_tool_loop.py --litellm"``). ``environment``: variables set for every
+    example (a user's settings)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SPANBREAKER_", "OTEL_", "OPENINFERENCE_"))}
+    env.update(environment or {})
     env.pop("OPENAI_API_KEY", None)
     env.pop("HF_TOKEN", None)
     running = {name: subprocess.Popen([sys.executable, str(EXAMPLES / name.split()[0]), *name.split()[1:]],

@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import BaseModel, field_validator
 
 import spanbreaker
+from spanbreaker.adapters.openinference import ADAPTER as OPENINFERENCE
 from spanbreaker.instrumentation import attach
 from spanbreaker.signals import Kind, classify
 
@@ -156,6 +157,7 @@ def adapter_rigs(adapter: Any) -> Iterator[Callable[..., Rig]]:
         uninstrument()  # a suite that left frameworks instrumented on its own provider
         rig = make_rig(**overrides)
         adapter.instrument(rig.provider, rig.processor)
+        OPENINFERENCE.instrument(rig.provider, rig.processor)  # what spanbreaker.instrument() adds along with it
         made.append(rig)
         return rig
 
@@ -163,6 +165,7 @@ def adapter_rigs(adapter: Any) -> Iterator[Callable[..., Rig]]:
         yield make
     finally:
         adapter.uninstrument()
+        OPENINFERENCE.uninstrument()
         for rig in made:
             rig.provider.shutdown()
 

@@ -31,6 +31,26 @@ def test_examples_trip_as_expected_and_exit_zero() -> None:
     assert_examples(EXPECTED)
 
 
+HIDDEN = {
+    "openai_tool_loop.py": EXPECTED["openai_tool_loop.py"],
+    "openai_tool_loop.py --litellm": EXPECTED["openai_tool_loop.py --litellm"],
+    "openai_tool_loop.py --bedrock": EXPECTED["openai_tool_loop.py --bedrock"],
+    "instructor_retry_loop.py": EXPECTED["instructor_retry_loop.py"],
+    "openai_agents_handoff_loop.py": EXPECTED["openai_agents_handoff_loop.py"],
+    "llama_index_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "searches run: 4"),
+    "dspy_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times"),
+    "haystack_search_loop.py": ("spanbreaker tripped: [tool_repeat] web_search", "web_search ran 4 times"),
+    "beeai_fixation_spiral.py": ("spanbreaker tripped: [input_fixation] web_search",),
+}
+"""Examples whose spans come from OpenInference instrumentors, run with the instrumentors hiding every input and
+output (``OPENINFERENCE_HIDE_INPUTS`` / ``..._OUTPUTS``): tool calls and prompts are shown to the breaker in process
+(``adapters/openinference.py``), and each trips as it does with the values on its spans."""
+
+
+def test_examples_trip_alike_with_openinference_hiding_values() -> None:
+    assert_examples(HIDDEN, environment={"OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"})
+
+
 DEFERRED = """
 import sys
 import spanbreaker

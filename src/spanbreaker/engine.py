@@ -620,8 +620,13 @@ class BreakerEngine:
         ``input.value`` just after the start), a trip opens the breaker then and the next call is the one vetoed.
         """
         prompt = prompt_calls.prompt_of(attributes)
-        if prompt is None:
-            return None
+        if prompt is None:  # not on the span (hidden by the instrumentor's settings): an adapter may show it
+            private = _private_call()
+            if private is None or private.prompt is None:
+                return None
+            prompt = prompt_calls.prompt_of(private.prompt)
+            if prompt is None:
+                return None
         whole_run = trace.totals.model_calls == (0 if start else 1)  # the trace's first model call: the run so far
         after_request = False
         if whole_run:

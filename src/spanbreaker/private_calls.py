@@ -43,6 +43,9 @@ class PrivateCall:
     arguments_key: str = genai.TOOL_ARGUMENTS
     result_key: str = genai.TOOL_RESULT
     """The span attributes the values stand for: the engine reads them as if the span carried them there."""
+    prompt: Mapping[str, Any] | None = None
+    """A model call's start attributes as the instrumentor gave them, before masking: its prompt, read where the span
+    carries none (a loop around a model client is known only from its prompts)."""
 
     def on(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
         """``attributes`` with what this call shows in place of the span's own values under its keys."""

@@ -325,6 +325,15 @@ def test_a_hidden_result_is_not_read_as_a_result() -> None:
     assert last_turn(prompt_of(hidden) or []) is None
 
 
+def test_a_hidden_request_text_is_no_prompt() -> None:
+    """``OPENINFERENCE_HIDE_INPUTS`` writes ``__REDACTED__`` for the request text: no prompt (an adapter may show the
+    real one, ``PrivateCall.prompt``), and the flattened messages, where the instrumentor kept them, are read."""
+    assert prompt_of({"input.value": "__REDACTED__"}) is None
+    call = {"id": "c1", "function.name": "search", "function.arguments": '{"q": "a"}'}
+    kept = flat([{"role": "assistant", "tool_calls": [call]}, {"role": "tool", "tool_call_id": "c1", "content": "x"}])
+    assert prompt_of({**kept, "input.value": "__REDACTED__"}) == prompt_of(kept)
+
+
 def test_a_malformed_message_keeps_the_turns_read_after_it() -> None:
     text = json.dumps({"messages": [
         {"role": "user", "content": "go"},

@@ -94,15 +94,31 @@ def test_a_failing_tool_is_an_error_loop(env: Rig) -> None:
     env.assert_nothing_lost()
 
 
-def test_hidden_inputs_make_calls_unknown(make_env: Callable[..., Rig], monkeypatch: pytest.MonkeyPatch) -> None:
-    """``OPENINFERENCE_HIDE_INPUTS``: the instrumentor's trace configuration redacts the tool span's arguments as
-    well (the adapter makes it with the instrumentor's tracer); redacted calls are unknown, never identical."""
+def test_hidden_values_stay_hidden_and_the_loop_is_still_stopped(make_env: Callable[..., Rig],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OPENINFERENCE_HIDE_INPUTS`` / ``..._OUTPUTS``: the instrumentor's trace configuration redacts the tool span's
+    arguments and result as well (the adapter makes it with the instrumentor's tracer); the breaker is shown them in
+    process (``adapters/openinference.py``), so the loop stops as without the setting."""
     monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
+    monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
     env = make_env()
-    model = scripted(lambda n: [("search", {"query": "weather in Paris"})] if n < 8 else "Done.")
+    model = scripted(loop)
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        run(agent(env, model))
+    assert caught.value.detector == "tool_repeat" and len(env.tool_bodies) == 4
+    tools = env.of_kind(Kind.TOOL)
+    assert {(s.attributes or {}).get("input.value") for s in tools} == {"__REDACTED__"}
+    assert {(s.attributes or {}).get("output.value") for s in tools} <= {"__REDACTED__", None}
+    env.assert_nothing_lost()
+
+
+def test_hidden_distinct_calls_stay_quiet(make_env: Callable[..., Rig], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
+    monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
+    env = make_env()
+    model = scripted(queries(WIDE))
     run(agent(env, model))
-    assert len(env.tool_bodies) == 8
-    assert {(s.attributes or {}).get("input.value") for s in env.of_kind(Kind.TOOL)} == {"__REDACTED__"}
+    assert len(env.tool_bodies) == len(WIDE)
     env.assert_quiet()
 
 

@@ -32,7 +32,7 @@ from .base import PatchLog
 START_SPAN = ("self", "name", "context", "kind", "attributes")
 """``OITracer.start_span``'s leading parameters: where a positional ``attributes`` is."""
 _ATTRIBUTES_AT = START_SPAN.index("attributes") - 1  # in ``args``, after ``self``
-_TOOL = "TOOL"
+_TOOL, _LLM = "TOOL", "LLM"
 
 
 def _text(value: Any) -> str | None:
@@ -42,8 +42,12 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else str(value)
 
 
+HIDING = ("hide_inputs", "hide_outputs", "hide_input_messages", "hide_input_text")
+"""The ``TraceConfig`` switches that keep a tool call's values or a model call's prompt off the spans."""
+
+
 def _hides(config: Any) -> bool:
-    return bool(getattr(config, "hide_inputs", False) or getattr(config, "hide_outputs", False))
+    return any(getattr(config, switch, False) for switch in HIDING)
 
 
 def _kind(attributes: Mapping[str, Any], openinference_span_kind: Any) -> str | None:
@@ -94,7 +98,7 @@ class ShownToolSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ign
         self.__wrapped__.set_output(value, mime_type=mime_type)
 
     def end(self, end_time: int | None = None) -> None:
-        if self._self_kind != _TOOL:
+        if self._self_kind != _TOOL or (self._self_call.arguments is None and self._self_call.result is None):
             self.__wrapped__.end(end_time)
             return
         attributes = getattr(self.__wrapped__, "attributes", None)  # the tool's name may have come after the start
@@ -116,12 +120,15 @@ def _start_span(original: Callable[..., Any], instance: Any, args: tuple[Any, ..
     if not isinstance(attributes, Mapping):
         attributes = {}
     kind = _kind(attributes, kwargs.get("openinference_span_kind"))
+    if kind == _LLM:  # its prompt, for a loop around a model client (read from the prompt: no tool spans)
+        with shown(PrivateCall("", None, prompt=attributes)):
+            return original(*args, **kwargs)
     if kind is not None and kind != _TOOL:
         return original(*args, **kwargs)
     name = str(kwargs.get("name", args[0] if args else ""))
     call = PrivateCall(tool_name(name, attributes), _text(attributes.get(oi.INPUT)), _text(attributes.get(oi.OUTPUT)),
                        arguments_key=oi.INPUT, result_key=oi.OUTPUT)
-    if kind == _TOOL:
+    if kind == _TOOL and call.arguments is not None:  # else an adapter's own showing, if any, stays in view
         with shown(call):
             span = original(*args, **kwargs)
     else:

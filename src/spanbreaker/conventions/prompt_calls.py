@@ -109,9 +109,9 @@ apart (OpenInference's flattened ``llm.input_messages.*`` attributes, put back t
 def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     """The prompt as recorded at a model call's start: OpenInference's request text, else GenAI's messages, else
     OpenInference's flattened messages (what Google GenAI's instrumentor sets at start; its request text comes at
-    the end)."""
+    the end). A request text the instrumentor hid (``__REDACTED__``) is no prompt."""
     raw = attributes.get(oi.INPUT)
-    if type(raw) is str and raw:
+    if type(raw) is str and raw and raw != REDACTED:
         return raw
     raw = attributes.get(ga.INPUT_MESSAGES)
     if type(raw) is str and raw:
