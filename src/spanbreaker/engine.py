@@ -324,6 +324,10 @@ class BreakerEngine:
                 signal: Any = None
                 if kind is _AGENT:
                     signal = agent_start(name, attributes, self._cap)
+                    if not signal.task_known:  # hidden by the instrumentor's settings: an adapter may show it
+                        private = _private_call()
+                        if private is not None and private.arguments is not None and private.name == signal.name:
+                            signal = agent_start(name, private.on(attributes), self._cap)
                     scope = trace.scope(signal.name)
                     if up is None or up.kind is not _AGENT or not chain or chain[-1] != signal.name:
                         chain = (*chain, signal.name)
@@ -507,6 +511,11 @@ class BreakerEngine:
                     if not isinstance(signal, AgentRun):
                         return None
                     fill_agent_result(signal, attributes, error, self._cap)
+                    if not signal.output_known or not signal.task_known:  # an adapter may show them in process
+                        private = _private_call()
+                        if private is not None and private.name == signal.name and (
+                                private.result is not None or private.arguments is not None):
+                            fill_agent_result(signal, private.on(attributes), error, self._cap)
                     if signal.validation_failed and signal.session:
                         count = self._sessions.get(signal.session, 0) + 1
                         self._sessions[signal.session] = count

@@ -14,7 +14,8 @@ OpenInference instrumentors hide a call's values when the application asks them 
 ``hide_outputs``, ``OPENINFERENCE_HIDE_*``): the span then carries ``__REDACTED__`` under the same keys, and
 :mod:`spanbreaker.adapters.openinference` shows the values as they were before masking, under those keys
 (:attr:`PrivateCall.arguments_key`, :attr:`PrivateCall.result_key`): the breaker reads them as it would have read
-the span without the setting.
+the span without the setting. It shows an agent run's task and answer the same way (the engine reads them for an
+agent span of the same name), and a model call's prompt (:attr:`PrivateCall.prompt`).
 
 A context variable carries them: each asyncio task and each thread started with a copy of the context (as
 ``asyncio.to_thread`` does) sees its own call; a nested call (an agent called as a tool) sees its own, and the

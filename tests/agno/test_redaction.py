@@ -21,7 +21,7 @@ from openinference.instrumentation.config import REDACTED_VALUE
 from spanbreaker.conventions import openinference
 
 from .conftest import AgnoEnv
-from .scripted import scripted, tool_call
+from .scripted import calls, scripted, tool_call
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -154,4 +154,20 @@ def test_distinct_redacted_delegations_are_not_a_repeat(hidden_env: AgnoEnv) -> 
     agents = [s for s in hidden_env.spans() if s.name.startswith("Worker.")]
     assert len(agents) == 5 and all((s.attributes or {}).get("input.value") == REDACTED_VALUE for s in agents)
     assert hidden_env.tripped() == []
+    hidden_env.assert_nothing_lost()
+
+
+def test_a_redacted_delegation_repeat_is_caught(hidden_env: AgnoEnv) -> None:
+    """The same task handed to the same member, the same answer back: the member's agent span hides both, the
+    breaker is shown them, and the 4th identical delegation is vetoed as without the setting."""
+    from agno.team import Team
+
+    member = Agent(name="Researcher", model=scripted(lambda m, i: {"content": "I need the lead to clarify."}))
+    leader = scripted(lambda m, i: {"tool_calls": [tool_call(
+        "delegate_task_to_member", member_id="researcher", task="find the root cause")]})
+    output = Team(name="Lead", model=leader, members=[member]).run("go")
+    assert output.status is RunStatus.cancelled and "[delegation_repeat]" in str(output.content)
+    assert calls(member.model) == 3  # type: ignore[arg-type]  # the 4th identical delegation is vetoed
+    agents = [s for s in hidden_env.spans() if s.name.startswith("Researcher.")]
+    assert agents and all((s.attributes or {}).get("input.value") == REDACTED_VALUE for s in agents)
     hidden_env.assert_nothing_lost()

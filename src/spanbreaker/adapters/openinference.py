@@ -1,18 +1,20 @@
-"""OpenInference's hidden values: a tool call is known to the breaker whatever the instrumentor's ``TraceConfig`` hides.
+"""OpenInference's hidden values: the breaker knows what a span would have said, whatever the ``TraceConfig`` hides.
 
-Every OpenInference instrumentor (smolagents, Agno, CrewAI, LlamaIndex, LangChain, the OpenAI Agents SDK, DSPy...)
-traces through ``OITracer``, which masks a span's values by its ``TraceConfig``: with ``hide_inputs`` /
-``hide_outputs`` (or ``OPENINFERENCE_HIDE_INPUTS`` / ``..._OUTPUTS``) a tool span carries ``__REDACTED__`` for its
-arguments and its result. That is right for what leaves the process, but then every call is unknown to the breaker
-and no loop is caught: only the budgets stop it.
+Every OpenInference instrumentor (smolagents, Agno, CrewAI, LlamaIndex, LangChain, the OpenAI Agents SDK, DSPy,
+BeeAI, the OpenAI, LiteLLM and Bedrock clients...) traces through ``OITracer``, which masks a span's values by its
+``TraceConfig``: with ``hide_inputs`` / ``hide_outputs`` (or ``OPENINFERENCE_HIDE_INPUTS`` / ``..._OUTPUTS``) a tool
+span carries ``__REDACTED__`` for its arguments and its result, an agent span for its task and its answer, and a model
+span no prompt. That is right for what leaves the process, but then every call is unknown to the breaker and no loop
+is caught: only the budgets stop it.
 
-Here ``OITracer.start_span`` wraps a tool span, when its tracer's config hides inputs or outputs, in a proxy that keeps
-the values as they were before masking and shows them to the breaker in process (:mod:`spanbreaker.private_calls`,
-under the keys the span would have carried them): the arguments while the span starts, both while it ends. The span
-itself gets exactly what the instrumentor gave it; what leaves the process of a hidden call is what leaves of any
-call, a trip's evidence naming it by its fingerprint. A tracer whose config hides nothing, and every span that is no
-tool call, goes through as it did. Checked against the ``openinference-instrumentation`` it meets first: on a release
-whose internals differ, the adapter logs a warning and leaves it as it is (hidden calls are then unknown, as before).
+Here ``OITracer.start_span``, for a tracer whose config hides something, shows the breaker the values as the
+instrumentor gave them, before masking (:mod:`spanbreaker.private_calls`, under the keys the span would have carried
+them): a model call's start attributes (its prompt) while its span starts; a tool call's or an agent run's input while
+its span starts, and input and output while it ends, through a proxy (:class:`ShownSpan`) that keeps them as the
+instrumentor sets them. The spans get exactly what the instrumentor gave them; what leaves the process of a hidden
+value is what leaves of any, a trip's evidence naming a call by its fingerprint. A tracer whose config hides nothing
+goes through as it did. Checked against the ``openinference-instrumentation`` it meets first: on a release whose
+internals differ, the adapter logs a warning and leaves it as it is (hidden values are then unknown, as before).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 import wrapt
 
 from ..conventions import openinference as oi
-from ..conventions.read import tool_name
+from ..conventions.read import agent_name, tool_name
 from ..private_calls import PrivateCall, shown
 from ._patching import PatchingAdapter
 from .base import PatchLog
@@ -32,7 +34,9 @@ from .base import PatchLog
 START_SPAN = ("self", "name", "context", "kind", "attributes")
 """``OITracer.start_span``'s leading parameters: where a positional ``attributes`` is."""
 _ATTRIBUTES_AT = START_SPAN.index("attributes") - 1  # in ``args``, after ``self``
-_TOOL, _LLM = "TOOL", "LLM"
+_TOOL, _LLM, _AGENT = "TOOL", "LLM", "AGENT"
+_NAMED_BY = {_TOOL: tool_name, _AGENT: agent_name}
+"""The kinds whose values are shown, and how the breaker names the call (a tool) or the run (an agent)."""
 
 
 def _text(value: Any) -> str | None:
@@ -43,7 +47,7 @@ def _text(value: Any) -> str | None:
 
 
 HIDING = ("hide_inputs", "hide_outputs", "hide_input_messages", "hide_input_text")
-"""The ``TraceConfig`` switches that keep a tool call's values or a model call's prompt off the spans."""
+"""The ``TraceConfig`` switches that keep a call's values or a model call's prompt off the spans."""
 
 
 def _hides(config: Any) -> bool:
@@ -58,9 +62,9 @@ def _kind(attributes: Mapping[str, Any], openinference_span_kind: Any) -> str | 
     return str(value).upper() if value is not None else None
 
 
-class ShownToolSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ignore]
-    """An OpenInference span that is (or may yet say it is) a tool call: its values as the instrumentor set them,
-    before masking, are kept, and the breaker is shown them while the span ends. Everything passes on to the
+class ShownSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ignore]
+    """An OpenInference span that is (or may yet say it is) a tool call or an agent run: its values as the instrumentor
+    set them, before masking, are kept, and the breaker is shown them while the span ends. Everything passes on to the
     instrumentor's own span."""
 
     def __init__(self, wrapped: Any, name: str, call: PrivateCall, kind: str | None) -> None:
@@ -98,21 +102,23 @@ class ShownToolSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ign
         self.__wrapped__.set_output(value, mime_type=mime_type)
 
     def end(self, end_time: int | None = None) -> None:
-        if self._self_kind != _TOOL or (self._self_call.arguments is None and self._self_call.result is None):
+        named_by = _NAMED_BY.get(self._self_kind or "")
+        if named_by is None or (self._self_call.arguments is None and self._self_call.result is None):
             self.__wrapped__.end(end_time)
             return
-        attributes = getattr(self.__wrapped__, "attributes", None)  # the tool's name may have come after the start
+        attributes = getattr(self.__wrapped__, "attributes", None)  # the name may have come after the start
         call = self._self_call
         if isinstance(attributes, Mapping):
-            call.name = tool_name(self._self_name, attributes)
+            call.name = named_by(self._self_name, attributes)
         with shown(call):
             self.__wrapped__.end(end_time)
 
 
 def _start_span(original: Callable[..., Any], instance: Any, args: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Any:
-    """``OITracer.start_span``: where the tracer's config hides values, a tool span (or a span whose kind is not
-    known yet) starts with its call shown, and is handed out as a :class:`ShownToolSpan`."""
+    """``OITracer.start_span``: where the tracer's config hides values, a model call starts with its prompt shown; a
+    tool or agent span (or a span whose kind is not known yet) with its input shown, and is handed out as a
+    :class:`ShownSpan`."""
     if not _hides(getattr(instance, "_self_config", None)):
         return original(*args, **kwargs)
     attributes = kwargs.get("attributes") if "attributes" in kwargs else (
@@ -123,24 +129,24 @@ def _start_span(original: Callable[..., Any], instance: Any, args: tuple[Any, ..
     if kind == _LLM:  # its prompt, for a loop around a model client (read from the prompt: no tool spans)
         with shown(PrivateCall("", None, prompt=attributes)):
             return original(*args, **kwargs)
-    if kind is not None and kind != _TOOL:
+    if kind is not None and kind not in _NAMED_BY:
         return original(*args, **kwargs)
     name = str(kwargs.get("name", args[0] if args else ""))
-    call = PrivateCall(tool_name(name, attributes), _text(attributes.get(oi.INPUT)), _text(attributes.get(oi.OUTPUT)),
-                       arguments_key=oi.INPUT, result_key=oi.OUTPUT)
-    if kind == _TOOL and call.arguments is not None:  # else an adapter's own showing, if any, stays in view
+    call = PrivateCall(_NAMED_BY.get(kind or "", tool_name)(name, attributes), _text(attributes.get(oi.INPUT)),
+                       _text(attributes.get(oi.OUTPUT)), arguments_key=oi.INPUT, result_key=oi.OUTPUT)
+    if kind is not None and call.arguments is not None:  # else an adapter's own showing, if any, stays in view
         with shown(call):
             span = original(*args, **kwargs)
     else:
         span = original(*args, **kwargs)
-    return ShownToolSpan(span, name, call, kind)
+    return ShownSpan(span, name, call, kind)
 
 
 class OpenInferenceAdapter(PatchingAdapter):
     name = "openinference"
     framework = "openinference.instrumentation"
     title = "OpenInference's hidden values"
-    unguarded = "tool calls whose values an instrumentor hides (hide_inputs / hide_outputs) stay unknown to the breaker"
+    unguarded = "values an instrumentor hides (hide_inputs / hide_outputs) stay unknown to the breaker"
 
     def patch(self, patches: PatchLog) -> None:
         from openinference.instrumentation import OITracer
