@@ -56,7 +56,25 @@ def test_excessive_depth_trips_delegation_depth(rig: Rig) -> None:
     rig.assert_trip_visible("delegation_depth")
 
 
-def test_the_same_task_handed_to_the_same_specialist_again_and_again_trips_delegation_repeat(rig: Rig) -> None:
+def _delegations_rig(rig_factory: Any, monkeypatch: pytest.MonkeyPatch, values: str) -> Rig:
+    """A rig; with ``values`` "hidden", the instrumentor hides every input and output (``OPENINFERENCE_HIDE_*``): the
+    agent spans carry neither task nor answer, and the breaker is shown them in process (adapters/openinference.py)."""
+    if values == "hidden":
+        monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
+        monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
+    return rig_factory()  # type: ignore[no-any-return]
+
+
+def _assert_hidden_as_set(rig: Rig, values: str) -> None:
+    agents = [s for s in rig.spans() if (s.attributes or {}).get("openinference.span.kind") == "AGENT"]
+    tasks = {(s.attributes or {}).get("input.value") for s in agents}
+    assert (tasks == {"__REDACTED__"}) is (values == "hidden"), tasks
+
+
+@pytest.mark.parametrize("values", ["on spans", "hidden"])
+def test_the_same_task_handed_to_the_same_specialist_again_and_again_trips_delegation_repeat(
+        rig_factory: Any, monkeypatch: pytest.MonkeyPatch, values: str) -> None:
+    rig = _delegations_rig(rig_factory, monkeypatch, values)
     helper_model = ScriptedModel([final_call("I could not find the Q3 figures.")])
     top_model = ScriptedModel([code('print(analyst(task="Find the Q3 figures"))')])
     top = orchestrator(top_model, [specialist("analyst", helper_model)])
@@ -64,11 +82,15 @@ def test_the_same_task_handed_to_the_same_specialist_again_and_again_trips_deleg
         top.run("Report Q3")
     assert caught.value.detector == "delegation_repeat"
     assert helper_model.calls == 3  # the 4th identical delegation never started
+    _assert_hidden_as_set(rig, values)
     rig.assert_nothing_lost()
     rig.assert_trip_visible("delegation_repeat")
 
 
-def test_delegations_whose_answers_change_stay_quiet(rig: Rig) -> None:
+@pytest.mark.parametrize("values", ["on spans", "hidden"])
+def test_delegations_whose_answers_change_stay_quiet(rig_factory: Any, monkeypatch: pytest.MonkeyPatch,
+                                                     values: str) -> None:
+    rig = _delegations_rig(rig_factory, monkeypatch, values)
     answers = [final_call(f"Still collecting: {n} of 5 regions in.") for n in range(1, 6)]
     helper_model = ScriptedModel(answers)
     top_model = ScriptedModel([code('print(analyst(task="Find the Q3 figures"))')] * 5 + [final_code("Q3 done")])
@@ -76,6 +98,7 @@ def test_delegations_whose_answers_change_stay_quiet(rig: Rig) -> None:
     assert top.run("Report Q3") == "Q3 done"
     assert helper_model.calls == 5
     assert rig.marked() == []
+    _assert_hidden_as_set(rig, values)
     rig.assert_nothing_lost()
 
 
