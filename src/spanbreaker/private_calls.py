@@ -73,11 +73,17 @@ def showing(name: str, arguments: str) -> Iterator[PrivateCall]:
         yield call
 
 
-@contextmanager
-def shown(call: PrivateCall) -> Iterator[None]:
-    """Show the breaker ``call`` while the block runs."""
-    token = _current.set(call)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+class shown:
+    """Show the breaker ``call`` while the block runs. A class rather than a generator: OpenInference's hidden values
+    (:mod:`spanbreaker.adapters.openinference`) show one around every span start and end."""
+
+    __slots__ = ("_call", "_token")
+
+    def __init__(self, call: PrivateCall) -> None:
+        self._call = call
+
+    def __enter__(self) -> None:
+        self._token = _current.set(self._call)
+
+    def __exit__(self, *exc: object) -> None:
+        _current.reset(self._token)

@@ -51,7 +51,8 @@ HIDING = ("hide_inputs", "hide_outputs", "hide_input_messages", "hide_input_text
 
 
 def _hides(config: Any) -> bool:
-    return any(getattr(config, switch, False) for switch in HIDING)
+    """Whether a tracer's config hides anything (every OpenInference span asks: its fields, read inline)."""
+    return bool(config.hide_inputs or config.hide_outputs or config.hide_input_messages or config.hide_input_text)
 
 
 def _kind(attributes: Mapping[str, Any], openinference_span_kind: Any) -> str | None:
@@ -114,13 +115,22 @@ class ShownSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ignore]
             self.__wrapped__.end(end_time)
 
 
-def _start_span(original: Callable[..., Any], instance: Any, args: tuple[Any, ...],
-                kwargs: dict[str, Any]) -> Any:
-    """``OITracer.start_span``: where the tracer's config hides values, a model call starts with its prompt shown; a
+def _showing(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``OITracer.start_span`` (``original``, the class's function) as :func:`_start_span` runs it. A plain function,
+    not a ``wrapt`` wrapper: every OpenInference span goes through it, most with nothing hidden."""
+
+    def start_span(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not _hides(self._self_config):
+            return original(self, *args, **kwargs)
+        return _start_span(original, self, args, kwargs)
+
+    return start_span
+
+
+def _start_span(original: Callable[..., Any], tracer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``OITracer.start_span`` where the tracer's config hides values: a model call starts with its prompt shown; a
     tool or agent span (or a span whose kind is not known yet) with its input shown, and is handed out as a
     :class:`ShownSpan`."""
-    if not _hides(getattr(instance, "_self_config", None)):
-        return original(*args, **kwargs)
     attributes = kwargs.get("attributes") if "attributes" in kwargs else (
         args[_ATTRIBUTES_AT] if len(args) > _ATTRIBUTES_AT else None)
     if not isinstance(attributes, Mapping):
@@ -128,17 +138,17 @@ def _start_span(original: Callable[..., Any], instance: Any, args: tuple[Any, ..
     kind = _kind(attributes, kwargs.get("openinference_span_kind"))
     if kind == _LLM:  # its prompt, for a loop around a model client (read from the prompt: no tool spans)
         with shown(PrivateCall("", None, prompt=attributes)):
-            return original(*args, **kwargs)
+            return original(tracer, *args, **kwargs)
     if kind is not None and kind not in _NAMED_BY:
-        return original(*args, **kwargs)
+        return original(tracer, *args, **kwargs)
     name = str(kwargs.get("name", args[0] if args else ""))
     call = PrivateCall(_NAMED_BY.get(kind or "", tool_name)(name, attributes), _text(attributes.get(oi.INPUT)),
                        _text(attributes.get(oi.OUTPUT)), arguments_key=oi.INPUT, result_key=oi.OUTPUT)
     if kind is not None and call.arguments is not None:  # else an adapter's own showing, if any, stays in view
         with shown(call):
-            span = original(*args, **kwargs)
+            span = original(tracer, *args, **kwargs)
     else:
-        span = original(*args, **kwargs)
+        span = original(tracer, *args, **kwargs)
     return ShownSpan(span, name, call, kind)
 
 
@@ -149,12 +159,16 @@ class OpenInferenceAdapter(PatchingAdapter):
     unguarded = "values an instrumentor hides (hide_inputs / hide_outputs) stay unknown to the breaker"
 
     def patch(self, patches: PatchLog) -> None:
-        from openinference.instrumentation import OITracer
+        from openinference.instrumentation import OITracer, TraceConfig
+
+        missing = [switch for switch in HIDING if switch not in TraceConfig.__dataclass_fields__]
+        if missing:
+            raise RuntimeError(f"TraceConfig has no {missing}")
 
         parameters = tuple(inspect.signature(OITracer.start_span).parameters)
         if parameters[:len(START_SPAN)] != START_SPAN or "openinference_span_kind" not in parameters:
             raise RuntimeError(f"OITracer.start_span takes {parameters}, not {START_SPAN} ... openinference_span_kind")
-        patches.wrap(OITracer, "start_span", _start_span)
+        patches.patch(OITracer, "start_span", _showing(vars(OITracer)["start_span"]))
 
 
 ADAPTER = OpenInferenceAdapter()
