@@ -60,6 +60,8 @@ def scenarios(tmp: Path, http: str, grpc: str) -> dict[str, Scenario]:
                                "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://{grpc}", "OTEL_EXPORTER_OTLP_INSECURE": "true",
                                "OTEL_SERVICE_NAME": "sc-otlp-grpc"}),
         "console": Scenario({"OTEL_TRACES_EXPORTER": "console"}),
+        "hidden-values": Scenario({**otlp_http, "OTEL_SERVICE_NAME": "sc-hidden-values",
+                                   "OPENINFERENCE_HIDE_INPUTS": "true", "OPENINFERENCE_HIDE_OUTPUTS": "true"}),
         "healthy": Scenario({"OTEL_TRACES_EXPORTER": "none", "LAUNCHER_APP_HEALTHY": "1"}),
         "own-provider": Scenario({"LAUNCHER_APP_OWN_PROVIDER": "1", "OTEL_SERVICE_NAME": "sc-own-provider",
                                   "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": http + "/v1/traces"}, configurator=False),
@@ -113,7 +115,7 @@ def _write_shadows(site: Path) -> None:
 
 def _base_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("OTEL_", "SPANBREAKER_", "LAUNCHER_APP_", "PHOENIX_"))
+           if not k.startswith(("OTEL_", "SPANBREAKER_", "LAUNCHER_APP_", "PHOENIX_", "OPENINFERENCE_"))
            and k not in {"OPENAI_API_KEY", "PYTHONPATH"}}
     env.update({
         "PATH": f"{BIN}{os.pathsep}{env.get('PATH', '')}",
@@ -213,6 +215,16 @@ def test_console_exporter_prints_the_trip(runs: Runs) -> None:
     assert_tripped(run)
     assert '"spanbreaker.tripped": true' in run.stdout
     assert '"spanbreaker.detector": "tool_repeat"' in run.stdout
+
+
+def test_values_the_instrumentor_hides_stay_hidden_and_the_loop_still_trips(runs: Runs) -> None:
+    """``OPENINFERENCE_HIDE_INPUTS`` / ``..._OUTPUTS`` under the launcher: the exported tool spans carry
+    ``__REDACTED__``, and the breaker, shown the values in process, stops the loop at the same call."""
+    assert_tripped(runs["hidden-values"])
+    spans = runs.exported("sc-hidden-values")
+    tools = [s for s in spans if s.name == "SearchTool"]
+    assert tools and {s.attributes.get("input.value") for s in tools} == {"__REDACTED__"}
+    assert any(s.attributes.get("spanbreaker.detector") == "tool_repeat" for s in spans)
 
 
 def test_exporter_none_still_trips(runs: Runs) -> None:
