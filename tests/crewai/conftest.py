@@ -50,17 +50,22 @@ def instrument(provider: TracerProvider, processor: spanbreaker.BreakerSpanProce
 
     from spanbreaker.adapters.crewai import ADAPTER
 
+    from spanbreaker.adapters.openinference import ADAPTER as OPENINFERENCE
+
     if mode == "events":
         CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=True, create_llm_spans=True)
     ADAPTER.instrument(provider, processor)
+    OPENINFERENCE.instrument(provider, processor)  # what spanbreaker.instrument() adds along with any framework
 
 
 def uninstrument() -> None:
     from openinference.instrumentation.crewai import CrewAIInstrumentor
 
     from spanbreaker.adapters.crewai import ADAPTER
+    from spanbreaker.adapters.openinference import ADAPTER as OPENINFERENCE
 
     ADAPTER.uninstrument()
+    OPENINFERENCE.uninstrument()
     instrumentor = CrewAIInstrumentor()
     if instrumentor.is_instrumented_by_opentelemetry:
         instrumentor.uninstrument()

@@ -55,6 +55,35 @@ def test_loop_is_stopped_and_the_stop_reaches_the_caller(make_env: Callable[...,
     assert any(event.name == "spanbreaker.trip" for s in spans for event in s.events)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_values_the_instrumentor_hides_stay_hidden_and_the_loop_is_still_stopped(
+        make_env: Callable[..., CrewAIEnv], monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """``OPENINFERENCE_HIDE_INPUTS`` / ``..._OUTPUTS``: the tool spans carry ``__REDACTED__``; the breaker is shown the
+    values in process (``adapters/openinference.py``) and stops the loop at the same call; a wide run stays quiet."""
+    monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
+    monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
+    env = make_env(mode)
+    crew, calls = build("loop")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        kickoff(crew, "kickoff")
+    assert caught.value.detector == LOOP_DETECTOR and calls.tools == LOOP_TOOL_CALLS
+    tools = env.of_kind("TOOL")
+    assert tools and {s.attributes.get("input.value") for s in tools} == {"__REDACTED__"}
+    env.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_hidden_wide_research_stays_quiet(make_env: Callable[..., CrewAIEnv], monkeypatch: pytest.MonkeyPatch,
+                                          mode: str) -> None:
+    monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
+    monkeypatch.setenv("OPENINFERENCE_HIDE_OUTPUTS", "true")
+    env = make_env(mode)
+    crew, calls = build("wide")
+    assert str(kickoff(crew, "kickoff")) == ANSWERS["wide"]
+    assert calls.queries == list(WIDE_QUERIES) and env.stats.trips == 0
+    env.assert_nothing_lost()
+
+
 @pytest.mark.parametrize("how", ["kickoff", "akickoff"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("case", "queries"), [("healthy", HEALTHY_QUERIES), ("wide", WIDE_QUERIES)])

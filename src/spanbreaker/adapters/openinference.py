@@ -56,31 +56,26 @@ def _hides(config: Any) -> bool:
 
 
 def _kind(attributes: Mapping[str, Any], openinference_span_kind: Any) -> str | None:
-    """The span's OpenInference kind at start, upper case, or None while it has none (LangChain's spans get theirs
-    when they end)."""
+    """The span's OpenInference kind at start, upper case, or None while it has none (LangChain's instrumentor sets
+    it when the run ends; its adapter gives it at start)."""
     value = openinference_span_kind if openinference_span_kind is not None else attributes.get(oi.SPAN_KIND)
     value = getattr(value, "value", value)
     return str(value).upper() if value is not None else None
 
 
 class ShownSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ignore]
-    """An OpenInference span that is (or may yet say it is) a tool call or an agent run: its values as the instrumentor
-    set them, before masking, are kept, and the breaker is shown them while the span ends. Everything passes on to the
-    instrumentor's own span."""
+    """An OpenInference tool or agent span whose values, as the instrumentor sets them before masking, are kept, and
+    shown to the breaker while the span ends. Everything passes on to the instrumentor's own span."""
 
-    def __init__(self, wrapped: Any, name: str, call: PrivateCall, kind: str | None) -> None:
+    def __init__(self, wrapped: Any, call: PrivateCall) -> None:
         super().__init__(wrapped)
-        self._self_name = name
         self._self_call = call
-        self._self_kind = kind
 
     def _self_keep(self, key: str, value: Any) -> None:
         if key == oi.INPUT:
             self._self_call.arguments = _text(value)
         elif key == oi.OUTPUT:
             self._self_call.result = _text(value)
-        elif key == oi.SPAN_KIND:
-            self._self_kind = _kind({}, value)
 
     def set_attribute(self, key: str, value: Any) -> None:
         self._self_keep(key, value)
@@ -103,16 +98,15 @@ class ShownSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ignore]
         self.__wrapped__.set_output(value, mime_type=mime_type)
 
     def end(self, end_time: int | None = None) -> None:
-        named_by = _NAMED_BY.get(self._self_kind or "")
-        if named_by is None or (self._self_call.arguments is None and self._self_call.result is None):
+        call = self._self_call
+        if call.arguments is None and call.result is None:  # nothing to show (an adapter's own showing stays)
             self.__wrapped__.end(end_time)
             return
-        attributes = getattr(self.__wrapped__, "attributes", None)  # the name may have come after the start
-        call = self._self_call
-        if isinstance(attributes, Mapping):
-            call.name = named_by(self._self_name, attributes)
-        with shown(call):
-            self.__wrapped__.end(end_time)
+        try:
+            with shown(call):
+                self.__wrapped__.end(end_time)
+        finally:
+            call.arguments = call.result = None  # read: a result of megabytes is not kept with the span
 
 
 def _showing(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -129,8 +123,7 @@ def _showing(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _start_span(original: Callable[..., Any], tracer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``OITracer.start_span`` where the tracer's config hides values: a model call starts with its prompt shown; a
-    tool or agent span (or a span whose kind is not known yet) with its input shown, and is handed out as a
-    :class:`ShownSpan`."""
+    tool or agent span with its input shown, and is handed out as a :class:`ShownSpan`."""
     attributes = kwargs.get("attributes") if "attributes" in kwargs else (
         args[_ATTRIBUTES_AT] if len(args) > _ATTRIBUTES_AT else None)
     if not isinstance(attributes, Mapping):
@@ -139,17 +132,18 @@ def _start_span(original: Callable[..., Any], tracer: Any, args: tuple[Any, ...]
     if kind == _LLM:  # its prompt, for a loop around a model client (read from the prompt: no tool spans)
         with shown(PrivateCall("", None, prompt=attributes)):
             return original(tracer, *args, **kwargs)
-    if kind is not None and kind not in _NAMED_BY:
+    named_by = _NAMED_BY.get(kind or "")
+    if named_by is None:  # another kind, or none yet: the breaker judges a span by what it said at start
         return original(tracer, *args, **kwargs)
     name = str(kwargs.get("name", args[0] if args else ""))
-    call = PrivateCall(_NAMED_BY.get(kind or "", tool_name)(name, attributes), _text(attributes.get(oi.INPUT)),
-                       _text(attributes.get(oi.OUTPUT)), arguments_key=oi.INPUT, result_key=oi.OUTPUT)
-    if kind is not None and call.arguments is not None:  # else an adapter's own showing, if any, stays in view
+    call = PrivateCall(named_by(name, attributes), _text(attributes.get(oi.INPUT)), _text(attributes.get(oi.OUTPUT)),
+                       arguments_key=oi.INPUT, result_key=oi.OUTPUT)
+    if call.arguments is not None:  # else an adapter's own showing, if any, stays in view
         with shown(call):
             span = original(tracer, *args, **kwargs)
     else:
         span = original(tracer, *args, **kwargs)
-    return ShownSpan(span, name, call, kind)
+    return ShownSpan(span, call)
 
 
 class OpenInferenceAdapter(PatchingAdapter):
