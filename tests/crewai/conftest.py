@@ -49,7 +49,6 @@ def instrument(provider: TracerProvider, processor: spanbreaker.BreakerSpanProce
     from openinference.instrumentation.crewai import CrewAIInstrumentor
 
     from spanbreaker.adapters.crewai import ADAPTER
-
     from spanbreaker.adapters.openinference import ADAPTER as OPENINFERENCE
 
     if mode == "events":
