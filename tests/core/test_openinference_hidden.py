@@ -87,3 +87,19 @@ def test_uninstrument_puts_the_tracer_back(harness: Harness) -> None:
     oi = tracer(harness)
     with oi.start_as_current_span("lookup", attributes={"openinference.span.kind": "TOOL"}) as span:
         assert not isinstance(span, ShownSpan)
+
+
+class _NoText:
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def test_values_with_no_text_leave_the_call_unknown_and_the_application_running(harness: Harness) -> None:
+    oi = tracer(harness)
+    start = {"openinference.span.kind": "TOOL", "tool.name": "lookup", "input.value": _NoText()}
+    with harness.agent():
+        for _ in range(8):
+            with oi.start_as_current_span("lookup", attributes=start) as span:
+                span.set_attribute("output.value", _NoText())
+    assert harness.trips == [] and len(harness.named("lookup")) == 8
+    assert {(s.attributes or {}).get("input.value") for s in harness.named("lookup")} == {"__REDACTED__"}

@@ -20,6 +20,7 @@ internals differ, the adapter logs a warning and leaves it as it is (hidden valu
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,6 +31,8 @@ from ..conventions.read import agent_name, tool_name
 from ..private_calls import PrivateCall, shown
 from ._patching import PatchingAdapter
 from .base import PatchLog
+
+logger = logging.getLogger("spanbreaker")
 
 START_SPAN = ("self", "name", "context", "kind", "attributes")
 """``OITracer.start_span``'s leading parameters: where a positional ``attributes`` is."""
@@ -72,10 +75,16 @@ class ShownSpan(wrapt.ObjectProxy):  # type: ignore[misc,type-arg,unused-ignore]
         self._self_call = call
 
     def _self_keep(self, key: str, value: Any) -> None:
-        if key == oi.INPUT:
-            self._self_call.arguments = _text(value)
-        elif key == oi.OUTPUT:
-            self._self_call.result = _text(value)
+        try:
+            if key == oi.INPUT:
+                self._self_call.arguments = _text(value)
+            elif key == oi.OUTPUT:
+                self._self_call.result = _text(value)
+        except Exception:  # a value with no text (its __str__ raises): unknown, and the instrumentor goes on
+            if key == oi.INPUT:
+                self._self_call.arguments = None
+            else:
+                self._self_call.result = None
 
     def set_attribute(self, key: str, value: Any) -> None:
         self._self_keep(key, value)
@@ -124,26 +133,37 @@ def _showing(original: Callable[..., Any]) -> Callable[..., Any]:
 def _start_span(original: Callable[..., Any], tracer: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``OITracer.start_span`` where the tracer's config hides values: a model call starts with its prompt shown; a
     tool or agent span with its input shown, and is handed out as a :class:`ShownSpan`."""
+    try:
+        kind, call = _to_show(args, kwargs)
+    except Exception:  # odd attributes: the span starts as the instrumentor made it, its hidden values unknown
+        logger.debug("spanbreaker could not read an OpenInference span's start", exc_info=True)
+        return original(tracer, *args, **kwargs)
+    if call is None:
+        return original(tracer, *args, **kwargs)
+    if kind == _LLM or call.arguments is not None:  # else an adapter's own showing, if any, stays in view
+        with shown(call):
+            span = original(tracer, *args, **kwargs)
+    else:
+        span = original(tracer, *args, **kwargs)
+    return span if kind == _LLM else ShownSpan(span, call)
+
+
+def _to_show(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[str | None, PrivateCall | None]:
+    """The span's kind at start and what to show the breaker of it: a model call's start attributes (its prompt), a
+    tool call's or an agent run's input and output so far; None for any other span."""
     attributes = kwargs.get("attributes") if "attributes" in kwargs else (
         args[_ATTRIBUTES_AT] if len(args) > _ATTRIBUTES_AT else None)
     if not isinstance(attributes, Mapping):
         attributes = {}
     kind = _kind(attributes, kwargs.get("openinference_span_kind"))
     if kind == _LLM:  # its prompt, for a loop around a model client (read from the prompt: no tool spans)
-        with shown(PrivateCall("", None, prompt=attributes)):
-            return original(tracer, *args, **kwargs)
+        return kind, PrivateCall("", None, prompt=attributes)
     named_by = _NAMED_BY.get(kind or "")
     if named_by is None:  # another kind, or none yet: the breaker judges a span by what it said at start
-        return original(tracer, *args, **kwargs)
+        return kind, None
     name = str(kwargs.get("name", args[0] if args else ""))
-    call = PrivateCall(named_by(name, attributes), _text(attributes.get(oi.INPUT)), _text(attributes.get(oi.OUTPUT)),
-                       arguments_key=oi.INPUT, result_key=oi.OUTPUT)
-    if call.arguments is not None:  # else an adapter's own showing, if any, stays in view
-        with shown(call):
-            span = original(tracer, *args, **kwargs)
-    else:
-        span = original(tracer, *args, **kwargs)
-    return ShownSpan(span, call)
+    return kind, PrivateCall(named_by(name, attributes), _text(attributes.get(oi.INPUT)),
+                             _text(attributes.get(oi.OUTPUT)), arguments_key=oi.INPUT, result_key=oi.OUTPUT)
 
 
 class OpenInferenceAdapter(PatchingAdapter):
