@@ -1,4 +1,4 @@
-"""Tool calls an adapter shows the breaker without putting them on spans.
+"""Tool calls (agent runs, prompts) an adapter shows the breaker without putting them on spans.
 
 Frameworks that trace themselves with the OpenTelemetry GenAI conventions keep a tool call's arguments and result
 off their spans unless the application opts in to exporting content (Microsoft Agent Framework's sensitive data,
@@ -36,7 +36,8 @@ from .conventions import genai
 @dataclass(slots=True)
 class PrivateCall:
     name: str
-    """The tool's name, as its span names it (``gen_ai.tool.name``)."""
+    """The tool's name as the breaker reads it from its span (``gen_ai.tool.name``, ``tool.name``); an agent's, for an
+    agent run; empty for a model call's prompt."""
     arguments: str | None
     """The arguments as text (JSON), compared as the span's arguments would be; None while not known."""
     result: str | None = None
