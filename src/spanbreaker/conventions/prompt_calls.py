@@ -111,7 +111,7 @@ def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     OpenInference's flattened messages (what Google GenAI's instrumentor sets at start; its request text comes at
     the end). A request text the instrumentor hid (``__REDACTED__``) is no prompt."""
     raw = attributes.get(oi.INPUT)
-    if type(raw) is str and raw and raw != REDACTED:
+    if type(raw) is str and raw and raw != oi.REDACTED:
         return raw
     raw = attributes.get(ga.INPUT_MESSAGES)
     if type(raw) is str and raw:
@@ -197,8 +197,6 @@ def _as_is(message: Any) -> Any:
 _FLAT = "llm.input_messages."
 _FLAT_CALLS = "tool_calls."
 _FLAT_PARTS = "contents."
-REDACTED = "__REDACTED__"
-"""What OpenInference writes in place of a value its trace configuration hides."""
 
 
 def _flattened(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
@@ -241,7 +239,7 @@ def _as_chat(flat: dict[str, Any]) -> dict[str, Any]:
     if content is None and flat.get(_FLAT_PARTS):
         content = "\n".join(str(text) for _, text in sorted(flat[_FLAT_PARTS].items()))
     if flat.get("role") == "tool":
-        if content is None or content == REDACTED:  # not recorded, or hidden (OPENINFERENCE_HIDE_INPUT_TEXT)
+        if content is None or content == oi.REDACTED:  # not recorded, or hidden (OPENINFERENCE_HIDE_INPUT_TEXT)
             return {"role": "tool"}  # no result known: not read as one (a hidden result would read as identical)
         return {"role": "tool", "tool_call_id": flat.get("tool_call_id") or "", "content": content}
     return {"role": flat.get("role"), "content": content}
