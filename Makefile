@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -87,6 +87,21 @@ $(AUTOGEN_VENV)/.installed: pyproject.toml Makefile
 
 test-autogen: $(AUTOGEN_VENV)/.installed
 	$(AUTOGEN_VENV)/bin/python -m pytest -q -o addopts=-ra tests/autogen
+
+# OpenTelemetry's own OpenAI instrumentation in its own venv (.venv/openai-v2): opentelemetry-instrumentation-openai-v2
+# registers the launcher's `openai` entry point, as OpenInference's OpenAI instrumentor in the dev tier does. Its tests
+# (tests/openai_v2, a plain tool loop under openai-v2 with and without message content, in process and under
+# opentelemetry-instrument) are ignored by the default suite; CI runs this tier.
+OPENAI_V2_VENV := $(VENV)/openai-v2
+$(OPENAI_V2_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(OPENAI_V2_VENV)
+	$(OPENAI_V2_VENV)/bin/pip install -q --upgrade pip
+	$(OPENAI_V2_VENV)/bin/pip install -q --no-compile -e '.[openai-v2]' 'pytest>=8' 'pytest-timeout>=2.3' \
+	  'pytest-asyncio>=0.24'
+	touch $@
+
+test-openai-v2: $(OPENAI_V2_VENV)/.installed
+	$(OPENAI_V2_VENV)/bin/python -m pytest -q -o addopts=-ra tests/openai_v2
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import subprocess
 import sys
+
+from _alternated import alternate, compare
 
 VARIANTS = (("off", "shown"), ("on", "shown"), ("off", "hidden"), ("on", "hidden"))
 
@@ -52,21 +52,13 @@ def main() -> None:
     args = parser.parse_args()
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     env = {k: v for k, v in env.items() if not k.startswith("OPENINFERENCE_")}
-    times: dict[tuple[str, str], list[float]] = {variant: [] for variant in VARIANTS}
-    for _ in range(args.rounds):
-        for variant in VARIANTS:
-            done = subprocess.run([sys.executable, "-c", CHILD, *variant, str(args.spans)], capture_output=True,
-                                  text=True, check=True, env=env)
-            times[variant].append(float(done.stdout.strip()))
+    times = alternate(CHILD, VARIANTS, args.rounds, [str(args.spans)], env)
     print(f"python {sys.version.split()[0]}, {args.spans} tool spans per run, median of {args.rounds} rounds, "
           f"CPU time; load average {os.getloadavg()[0]:.2f}")
     print(f"{'TraceConfig':<14}{'instrumentation off':>22}{'on':>12}{'added':>12}{'ratio (rounds)':>26}")
     for values in ("shown", "hidden"):
-        off, on = times[("off", values)], times[("on", values)]
-        ratios = [b / a for a, b in zip(off, on, strict=True)]
-        print(f"{values:<14}{statistics.median(off):>19.2f} us{statistics.median(on):>9.2f} us"
-              f"{statistics.median(on) - statistics.median(off):>9.2f} us"
-              f"{statistics.median(ratios):>12.3f}x ({min(ratios):.3f}-{max(ratios):.3f})")
+        off, on, added, ratio, low, high = compare(times[("off", values)], times[("on", values)])
+        print(f"{values:<14}{off:>19.2f} us{on:>9.2f} us{added:>9.2f} us{ratio:>12.3f}x ({low:.3f}-{high:.3f})")
 
 
 if __name__ == "__main__":

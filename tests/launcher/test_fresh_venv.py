@@ -45,15 +45,16 @@ APPS = {
     "bedrock": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "dspy": Path(__file__).resolve().parent / "apps" / "dspy_app.py",
     "haystack": Path(__file__).resolve().parent / "apps" / "haystack_app.py",
+    "openai-v2": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
             "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
             "strands": "tool_repeat", "agent-framework": "tool_repeat", "openai": "tool_repeat",
             "anthropic": "tool_repeat", "litellm": "tool_repeat", "google-genai": "tool_repeat",
-            "bedrock": "tool_repeat", "dspy": "tool_repeat", "haystack": "tool_repeat"}
+            "bedrock": "tool_repeat", "dspy": "tool_repeat", "haystack": "tool_repeat", "openai-v2": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
              "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20,
-             "litellm": 20, "google-genai": 20, "bedrock": 20, "dspy": 20, "haystack": 20}
+             "litellm": 20, "google-genai": 20, "bedrock": 20, "dspy": 20, "haystack": 20, "openai-v2": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
@@ -61,8 +62,10 @@ SETTINGS = {"openai": {"LAUNCHER_APP_CLIENT": "openai"},
             "anthropic": {"LAUNCHER_APP_CLIENT": "anthropic", "LAUNCHER_APP_SPAN": "none"},
             "litellm": {"LAUNCHER_APP_CLIENT": "litellm"},
             "google-genai": {"LAUNCHER_APP_CLIENT": "google-genai", "LAUNCHER_APP_SPAN": "none"},
-            "bedrock": {"LAUNCHER_APP_CLIENT": "bedrock", "LAUNCHER_APP_SPAN": "none"}}
-"""For the plain client loops, which client the app drives. Agent Framework runs on its defaults (sensitive data off:
+            "bedrock": {"LAUNCHER_APP_CLIENT": "bedrock", "LAUNCHER_APP_SPAN": "none"},
+            "openai-v2": {"LAUNCHER_APP_CLIENT": "openai"}}
+"""For the plain client loops, which client the app drives (``openai-v2``: the OpenAI client, traced by OpenTelemetry's
+own instrumentor on its defaults, no message content). Agent Framework runs on its defaults (sensitive data off:
 its adapter shows the breaker the tool calls in process)."""
 pytestmark = [pytest.mark.fresh_venv, pytest.mark.timeout(1500)]
 """Opt-in (``make test-fresh``, which CI runs): a venv per framework from the index takes minutes, then the launches."""

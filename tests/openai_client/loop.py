@@ -30,6 +30,11 @@ def chat_completion(client: openai.OpenAI, messages: list[dict[str, Any]]) -> An
     return client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
 
 
+async def achat_completion(client: openai.AsyncOpenAI, messages: list[dict[str, Any]]) -> Any:
+    """:func:`chat_completion` with the async client."""
+    return await client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+
+
 def run_loop(rig: Rig, model: ScriptedModel, tool: Callable[[dict[str, Any], int], str],
              retry_each_call: bool = False, wrap: bool = True, create: Create = chat_completion) -> int:
     """The application's agent: Chat Completions with tools until the model answers; returns the tools run.

@@ -10,7 +10,6 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import openai
 import pytest
 from openinference.instrumentation.openai import OpenAIInstrumentor
 
@@ -18,7 +17,7 @@ import spanbreaker
 from spanbreaker.signals import Kind
 
 from ..genai_rig import Rig, make_rig
-from .loop import TOOLS, TURNS, client_for, run_async_loop, run_loop
+from .loop import TOOLS, TURNS, achat_completion, client_for, run_async_loop, run_loop
 from .scripted import Reply, ScriptedModel, tool_results
 
 
@@ -63,12 +62,8 @@ def test_a_repeated_call_with_the_same_result_is_stopped_at_the_next_model_call(
 
 def test_the_async_client_is_stopped_the_same_way(rig: Rig) -> None:
     model = ScriptedModel(stuck)
-
-    async def create(client: openai.AsyncOpenAI, messages: list[dict[str, Any]]) -> Any:
-        return await client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
-
     with pytest.raises(spanbreaker.Tripped) as raised:
-        asyncio.run(run_async_loop(rig, model, create))
+        asyncio.run(run_async_loop(rig, model, achat_completion))
     assert raised.value.detector == "tool_repeat" and model.calls == 5
 
 

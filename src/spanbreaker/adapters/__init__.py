@@ -25,6 +25,7 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.haystack",
     "spanbreaker.adapters.agent_framework",
     "spanbreaker.adapters.google_adk",
+    "spanbreaker.adapters.openai_v2",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})

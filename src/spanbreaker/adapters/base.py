@@ -129,8 +129,9 @@ class PatchLog:
     """Attributes replaced on classes and modules, with what was there before, undone in reverse order."""
 
     def __init__(self) -> None:
-        self._entries: list[tuple[Any, str, Any, bool]] = []
-        """(owner, attribute, original value, whether the owner itself held it) per patch."""
+        self._entries: list[tuple[Any, str, Any, bool] | Callable[[], None]] = []
+        """(owner, attribute, original value, whether the owner itself held it) per patch; a function to call for
+        a patch whose undo depends on what happened since (:meth:`on_undo`)."""
 
     def __bool__(self) -> bool:
         return bool(self._entries)
@@ -150,10 +151,22 @@ class PatchLog:
         _, _, original = resolve_path(owner, attribute)  # what wrapt.wrap_function_wrapper wraps: the raw descriptor
         self.patch(owner, attribute, FunctionWrapper(original, wrapper))
 
+    def on_undo(self, restore: Callable[[], None]) -> None:
+        """Call ``restore`` on undo, in turn with the patches: for a change whose undo depends on what happened since
+        (another library's wrapper that this one composed with, which that library may have removed by then)."""
+        self._entries.append(restore)
+
     def undo(self) -> None:
         """Put back everything, newest first. A class or module that went away is skipped (logged at DEBUG)."""
         while self._entries:
-            owner, attribute, original, present = self._entries.pop()
+            entry = self._entries.pop()
+            if not isinstance(entry, tuple):
+                try:
+                    entry()
+                except Exception:
+                    logger.debug("spanbreaker could not undo %s", entry, exc_info=True)
+                continue
+            owner, attribute, original, present = entry
             try:
                 if present or original is not None:
                     setattr(owner, attribute, original)
