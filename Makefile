@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -102,6 +102,21 @@ $(OPENAI_V2_VENV)/.installed: pyproject.toml Makefile
 
 test-openai-v2: $(OPENAI_V2_VENV)/.installed
 	$(OPENAI_V2_VENV)/bin/python -m pytest -q -o addopts=-ra tests/openai_v2
+
+# OpenLLMetry's OpenAI instrumentation (Traceloop's opentelemetry-instrumentation-openai) in its own venv
+# (.venv/openllmetry): it registers the launcher's `openai` entry point too. Its tests (tests/openllmetry, a plain tool
+# loop with content tracing on and off, in process and under opentelemetry-instrument) are ignored by the default
+# suite; CI runs this tier.
+OPENLLMETRY_VENV := $(VENV)/openllmetry
+$(OPENLLMETRY_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(OPENLLMETRY_VENV)
+	$(OPENLLMETRY_VENV)/bin/pip install -q --upgrade pip
+	$(OPENLLMETRY_VENV)/bin/pip install -q --no-compile -e '.[openllmetry-openai]' 'pytest>=8' 'pytest-timeout>=2.3' \
+	  'pytest-asyncio>=0.24'
+	touch $@
+
+test-openllmetry: $(OPENLLMETRY_VENV)/.installed
+	$(OPENLLMETRY_VENV)/bin/python -m pytest -q -o addopts=-ra tests/openllmetry
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

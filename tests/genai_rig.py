@@ -9,7 +9,7 @@ conformance tests pin those facts per instrumentor.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -134,6 +134,37 @@ def make_rig(**overrides: Any) -> Rig:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     provider.add_span_processor(ledger)
     return Rig(provider, exporter, processor, ledger)
+
+
+@contextmanager
+def instrumentor_rigs(adapter: Any, instrumentor: Callable[[], Any],
+                      restore: Mapping[Any, Any] | None = None) -> Iterator[Callable[..., Rig]]:
+    """A fixture's body for an instrumentor that spanbreaker's ``adapter`` composes with: ``make(instrumentor_first=
+    False)`` gives a rig with both on, the adapter first (or the instrumentor, as an application that instrumented it
+    before spanbreaker). Both come off after the test; ``restore``: attributes to put back on their owners then
+    (``{owner: {name: value}}``, for an instrumentor whose ``uninstrument`` leaves its wrappers)."""
+    made: list[Rig] = []
+
+    def make(instrumentor_first: bool = False) -> Rig:
+        rig = make_rig()
+        if instrumentor_first:
+            instrumentor().instrument(tracer_provider=rig.provider)
+        adapter.instrument(rig.provider, rig.processor)
+        if not instrumentor_first:
+            instrumentor().instrument(tracer_provider=rig.provider)
+        made.append(rig)
+        return rig
+
+    try:
+        yield make
+    finally:
+        instrumentor().uninstrument()
+        adapter.uninstrument()
+        for owner, values in (restore or {}).items():
+            for name, value in values.items():
+                setattr(owner, name, value)
+        for rig in made:
+            rig.provider.shutdown()
 
 
 # ------------------------------------------------------------------------------------------- conformance

@@ -17,7 +17,7 @@ from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
 from spanbreaker.adapters.openai_v2 import ADAPTER
 
-from ..genai_rig import Rig, make_rig
+from ..genai_rig import Rig, instrumentor_rigs
 
 MODES = {
     "default": {},
@@ -44,22 +44,10 @@ def set_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
 def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
     """``make(mode, openai_first=False)``: a rig with the breaker's adapter and the instrumentor on, in that order
     (or the instrumentor first, as an application that instrumented it before spanbreaker)."""
-    made: list[Rig] = []
+    with instrumentor_rigs(ADAPTER, OpenAIInstrumentor) as rig_for:
 
-    def make(mode: str = "default", openai_first: bool = False) -> Rig:
-        set_mode(monkeypatch, mode)
-        rig = make_rig()
-        if openai_first:
-            OpenAIInstrumentor().instrument(tracer_provider=rig.provider)
-            ADAPTER.instrument(rig.provider, rig.processor)
-        else:
-            ADAPTER.instrument(rig.provider, rig.processor)
-            OpenAIInstrumentor().instrument(tracer_provider=rig.provider)
-        made.append(rig)
-        return rig
+        def make(mode: str = "default", openai_first: bool = False) -> Rig:
+            set_mode(monkeypatch, mode)
+            return rig_for(openai_first)
 
-    yield make
-    OpenAIInstrumentor().uninstrument()
-    ADAPTER.uninstrument()
-    for rig in made:
-        rig.provider.shutdown()
+        yield make

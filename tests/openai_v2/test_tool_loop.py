@@ -17,7 +17,8 @@ import pytest
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
 import spanbreaker
-from spanbreaker.adapters.openai_v2 import ADAPTER, request_text
+from spanbreaker.adapters._client_requests import request_text
+from spanbreaker.adapters.openai_v2 import ADAPTER
 from spanbreaker.signals import Kind
 
 from ..genai_rig import Rig

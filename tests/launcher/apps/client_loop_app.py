@@ -7,7 +7,8 @@ Anthropic's ``messages.create``, ``litellm.completion``, Gemini's ``generate_con
 ``bedrock-runtime`` ``converse``), runs the search the model
 asks for and sends the result back, inside one span of its own (``LAUNCHER_APP_SPAN=none``: with no span around
 the loop, each model call a trace of its own). The launcher loads the client's OpenInference instrumentor (the
-extra of the same name brings it; with the ``[openai-v2]`` extra, OpenTelemetry's own OpenAI instrumentor) and
+extra of the same name brings it; with the ``[openai-v2]`` or ``[openllmetry-openai]`` extra, OpenTelemetry's own or
+OpenLLMetry's OpenAI instrumentor) and
 spanbreaker; the model keeps asking for the same search, the breaker reads
 the loop from the model calls' prompts and ``spanbreaker.Tripped`` comes out of the client's call. A scripted model
 (an in-process HTTP transport; for boto3, which has its own HTTP stack, a server on loopback) stands in for the

@@ -1,11 +1,14 @@
-"""What spanbreaker's openai-v2 adapter (``adapters/openai_v2.py``) adds to a chat call traced by OpenTelemetry's own
-OpenAI instrumentor. Runs in the openai-v2 tier's venv (``make .venv/openai-v2/.installed``)::
+"""What spanbreaker's request showing (``adapters/_client_requests.py``) adds to a chat call traced by OpenTelemetry's
+own OpenAI instrumentor (openai-v2) or OpenLLMetry's. Runs in either tier's venv (``make .venv/openai-v2/.installed``,
+``make .venv/openllmetry/.installed``)::
 
-    .venv/openai-v2/bin/python benchmarks/openai_v2_cost.py [--rounds 5] [--turns 20]
+    .venv/openai-v2/bin/python benchmarks/client_request_cost.py [--rounds 5] [--turns 20]
+    .venv/openllmetry/bin/python benchmarks/client_request_cost.py
 
 A healthy plain loop around the real OpenAI client (a new query every turn, a result of about 1 KB, ``--turns`` model
 calls; the scripted model answers in process over an ``httpx`` transport), on a real SDK ``TracerProvider`` with the
-breaker attached and openai-v2 instrumented on its defaults (no message content). Two shapes: the application records
+breaker attached and the instrumentor on its defaults (openai-v2: no message content; OpenLLMetry: content
+traced). Two shapes: the application records
 no tool span (the breaker reads every request's messages: the adapter turns them into JSON) and the application
 records a TOOL span per call (the breaker never reads a request; the adapter only shows it). Each shape with the
 adapter off (the instrumentor's wrappers alone: the loop goes unread) and on, each variant in a fresh process, the
@@ -30,11 +33,15 @@ CHILD = """
 import json, sys, time
 sys.path.insert(0, sys.argv[4])
 import openai
-from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
 from _scripted_openai import ScriptedModel
 import spanbreaker
-from spanbreaker.adapters.openai_v2 import ADAPTER
+try:
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+    from spanbreaker.adapters.openai_v2 import ADAPTER
+except ImportError:  # the OpenLLMetry tier's venv
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+    from spanbreaker.adapters.openllmetry_openai import ADAPTER
 adapter, shape, turns = sys.argv[1], sys.argv[2], int(sys.argv[3])
 provider = TracerProvider()
 processor = spanbreaker.BreakerSpanProcessor()

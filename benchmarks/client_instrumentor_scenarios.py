@@ -1,8 +1,10 @@
-"""How early a plain OpenAI tool loop traced by OpenTelemetry's openai-v2 instrumentor is stopped, in each of the
-instrumentor's modes, with spanbreaker's adapter off (the instrumentor's spans alone) and on. Runs in the openai-v2
-tier's venv (``make .venv/openai-v2/.installed``)::
+"""How early a plain OpenAI tool loop traced by OpenTelemetry's openai-v2 instrumentor, or by OpenLLMetry's OpenAI
+instrumentor, is stopped, in each of the instrumentor's modes, with spanbreaker's adapter off (the instrumentor's spans
+alone) and on. Runs in the tier's venv of either (``make .venv/openai-v2/.installed``, ``make
+.venv/openllmetry/.installed``)::
 
-    .venv/openai-v2/bin/python benchmarks/openai_v2_scenarios.py
+    .venv/openai-v2/bin/python benchmarks/client_instrumentor_scenarios.py
+    .venv/openllmetry/bin/python benchmarks/client_instrumentor_scenarios.py
 
 The loop (``tests/openai_client/loop.py``: at most 30 model calls, the application running the tool calls) asks for
 the same search again and again and gets the same page; with a span of the application's around it, or none (each
@@ -12,6 +14,7 @@ model and tool calls that ran, and the detector that stopped the run.
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,15 +23,38 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import openai.resources.chat.completions as chat
 import pytest
-from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
 import spanbreaker
-from spanbreaker.adapters.openai_v2 import ADAPTER
 from tests.genai_rig import WIDE, Rig, make_rig
 from tests.openai_client.loop import run_loop
 from tests.openai_client.scripted import Reply, ScriptedModel
-from tests.openai_v2.conftest import MODES, set_mode
+
+if importlib.util.find_spec("opentelemetry.instrumentation.openai_v2") is not None:
+    from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
+
+    from spanbreaker.adapters.openai_v2 import ADAPTER
+    from tests.openai_v2.conftest import MODES, set_mode
+
+    NAME = "openai-v2"
+else:  # OpenLLMetry's: its content tracing is its mode
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    from spanbreaker.adapters.openllmetry_openai import ADAPTER
+
+    NAME = "OpenLLMetry"
+    MODES = {"content on (default)": {"TRACELOOP_TRACE_CONTENT": "true"},
+             "content off": {"TRACELOOP_TRACE_CONTENT": "false"}}
+
+    def set_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+        for name, value in MODES[mode].items():
+            monkeypatch.setenv(name, value)
+
+
+PLAIN = {owner: vars(owner)["create"] for owner in (chat.Completions, chat.AsyncCompletions)}
+"""The client's chat methods as it defines them: put back after each run (OpenLLMetry 0.62.4's ``uninstrument`` leaves
+its wrappers in place)."""
 
 
 @contextmanager
@@ -44,6 +70,8 @@ def instrumented(mode: str, adapter: bool) -> Iterator[Rig]:
         finally:
             OpenAIInstrumentor().uninstrument()
             ADAPTER.uninstrument()
+            for owner, create in PLAIN.items():
+                owner.create = create  # type: ignore[method-assign]
             rig.provider.shutdown()
 
 
@@ -69,7 +97,7 @@ def run(mode: str, adapter: bool, wrap: bool, script: Any) -> tuple[int, int, st
 
 
 def main() -> None:
-    print("| openai-v2 mode | span around the loop | run | adapter off: model+tool calls | adapter on: model+tool "
+    print(f"| {NAME} mode | span around the loop | run | adapter off: model+tool calls | adapter on: model+tool "
           "calls |")
     print("|---|---|---|---|---|")
     for mode in MODES:

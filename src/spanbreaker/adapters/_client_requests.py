@@ -1,0 +1,185 @@
+"""The OpenAI client's chat requests shown to the breaker in process, around an instrumentor that records them late or
+not at all (OpenTelemetry's openai-v2, OpenLLMetry's OpenAI instrumentor: :mod:`.openai_v2`,
+:mod:`.openllmetry_openai`).
+
+An agent written as a loop around the client makes no tool span: the breaker knows its tool calls only from each
+request's messages (:mod:`spanbreaker.conventions.prompt_calls`), and it decides whether a model call may run when the
+call's span starts. An instrumentor whose span carries no messages then (content capture off, or the request set just
+after the start) leaves the loop unread, or read only when the call ends, which cannot stop a loop with no span of the
+application's around it (each model call a trace of its own: there is no next call in the trace to veto).
+
+Here each chat call's messages are shown to the breaker (:mod:`spanbreaker.private_calls`) while the instrumentor's
+span starts and ends, as OpenInference's OpenAI instrumentor records them at start (``input.value``, the request's
+messages as JSON): a repeated tool call is seen when the model call that would read its result starts, and that call
+is vetoed before it is sent. The spans get exactly what the instrumentor gives them. The messages are turned into text
+only if the breaker reads them (a trace with tool spans of its own never does).
+
+How: when the instrumentor instruments, it wraps ``Completions.create`` and ``AsyncCompletions.create`` in ``wrapt``
+wrappers; the adapter puts in their place wrappers that show the request and call the instrumentor's wrapper function
+inside, whichever of the two was instrumented first. The instrumentor's ``uninstrument`` removes them as it would its
+own; the adapter's puts the instrumentor's own wrappers back. Checked against the release it meets: on one whose
+internals differ, the adapter logs a warning and leaves the instrumentor as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import msgspec
+
+from ..conventions import openinference as oi
+from ..conventions.prompt_calls import MAX_RUN_MESSAGES
+from ..private_calls import PrivateCall, shown
+from ._patching import PatchingAdapter
+from .base import PatchLog
+
+logger = logging.getLogger("spanbreaker")
+
+CLIENTS = (("openai.resources.chat.completions", "Completions", False),
+           ("openai.resources.chat.completions", "AsyncCompletions", True))
+"""(module, class, asynchronous) of each chat method the instrumentor wraps (``create``)."""
+_UNREAD = object()
+
+
+class Request(Mapping[str, Any]):
+    """A chat call's start attributes as OpenInference's OpenAI instrumentor would record them: ``input.value``, the
+    request's messages as JSON text, made on the breaker's first read (most model calls are never read: a trace with
+    tool spans of its own is judged by them). The last :data:`MAX_RUN_MESSAGES` messages, as far back as the breaker
+    reads a run; messages it cannot turn into JSON leave the request unknown (no prompt)."""
+
+    __slots__ = ("_messages", "_text")
+
+    def __init__(self, messages: Any) -> None:
+        self._messages = messages
+        self._text: Any = _UNREAD
+
+    def _read(self) -> str | None:
+        if self._text is _UNREAD:
+            self._text = request_text(self._messages)
+            self._messages = None  # read: the list stays the application's
+        return self._text  # type: ignore[no-any-return]
+
+    def __getitem__(self, key: str) -> str:
+        text = self._read() if key == oi.INPUT else None
+        if text is None:
+            raise KeyError(key)
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((oi.INPUT,) if self._read() is not None else ())
+
+    def __len__(self) -> int:
+        return 0 if self._read() is None else 1
+
+
+def request_text(messages: Any) -> str | None:
+    """``{"messages": [...]}`` as JSON, the messages as the client sends them (its pydantic objects, such as the
+    ``ChatCompletionMessage`` an application appends as it came back, by their ``model_dump``); None for anything
+    else (a one-shot iterable is never consumed: the client still has to send it). msgspec's encoder: the history is
+    encoded on every model call the breaker reads, and ``json.dumps`` took several times as long."""
+    if not isinstance(messages, list | tuple):
+        return None
+    try:
+        return _ENCODER.encode({"messages": messages[-MAX_RUN_MESSAGES:]}).decode("utf-8", "replace")
+    except Exception:  # a message with no JSON form: the request is unknown, the call goes on
+        logger.debug("spanbreaker could not read an OpenAI request's messages", exc_info=True)
+        return None
+
+
+def _plain(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", exclude_none=True)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_plain)
+
+
+def _call(kwargs: Mapping[str, Any]) -> PrivateCall:
+    return PrivateCall("", None, prompt=Request(kwargs.get("messages")))
+
+
+def showing(theirs: Callable[..., Any], asynchronous: bool) -> Callable[..., Any]:
+    """A ``wrapt`` wrapper function that shows the breaker the request while ``theirs`` (the instrumentor's wrapper
+    function, which starts and ends the span) runs."""
+    if asynchronous:
+        async def show_async(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            with shown(_call(kwargs)):
+                return await theirs(wrapped, instance, args, kwargs)
+
+        show_async.spanbreaker_shows = theirs  # type: ignore[attr-defined]
+        return show_async
+
+    def show(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        with shown(_call(kwargs)):
+            return theirs(wrapped, instance, args, kwargs)
+
+    show.spanbreaker_shows = theirs  # type: ignore[attr-defined]
+    return show
+
+
+def _instrumentors_wrapper(installed: Any, package: str) -> Callable[..., Any] | None:
+    """The wrapper function inside ``installed`` (a class's ``create``) when it is the one the instrumentor in
+    ``package`` installed, else None (not instrumented, another library's, or already showing)."""
+    function = getattr(installed, "_self_wrapper", None)
+    if function is None or getattr(function, "spanbreaker_shows", None) is not None:
+        return None
+    module = str(getattr(function, "__module__", ""))
+    return function if module == package or module.startswith(package + ".") else None
+
+
+def compose(patches: PatchLog, package: str) -> None:
+    """Put a showing wrapper in place of each of the instrumentor's wrappers now installed; the undo puts the
+    instrumentor's back, unless it was uninstrumented since (then its ``create`` stays as the instrumentor left it)."""
+    import importlib
+
+    from wrapt import FunctionWrapper
+
+    for module_name, class_name, asynchronous in CLIENTS:
+        owner = getattr(importlib.import_module(module_name), class_name)
+        installed = vars(owner).get("create")
+        theirs = _instrumentors_wrapper(installed, package)
+        if theirs is None:
+            continue
+        composed = FunctionWrapper(installed.__wrapped__, showing(theirs, asynchronous))
+        owner.create = composed
+
+        def restore(owner: Any = owner, composed: Any = composed, installed: Any = installed) -> None:
+            if vars(owner).get("create") is composed:
+                owner.create = installed
+
+        patches.on_undo(restore)
+
+
+class ClientRequestsAdapter(PatchingAdapter):
+    """An OpenAI-client instrumentor's wrappers, composed with the request showing: subclasses name the instrumentor's
+    package (``framework``, whose import instruments) and its instrumentor class."""
+
+    instrumentor: str = "OpenAIInstrumentor"
+
+    def patch(self, patches: PatchLog) -> None:
+        import importlib
+
+        instrumentor = getattr(importlib.import_module(self.framework), self.instrumentor)
+        if "_instrument" not in vars(instrumentor):
+            raise RuntimeError(f"{self.instrumentor} has no _instrument")
+        adapter = self
+
+        def after_instrument(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            result = wrapped(*args, **kwargs)
+            with adapter._lock:
+                if adapter._patches:  # still instrumented by spanbreaker
+                    adapter._compose_checked(adapter._patches)
+            return result
+
+        patches.wrap(instrumentor, "_instrument", after_instrument)
+        self._compose_checked(patches)  # instrumented before spanbreaker: its wrappers are already in place
+
+    def _compose_checked(self, patches: PatchLog) -> None:
+        try:
+            compose(patches, self.framework)
+        except Exception:  # an odd client or wrapper: the calls go through the instrumentor's wrappers as they are
+            logger.warning("spanbreaker could not read %s's requests: %s", self.title, self.unguarded, exc_info=True)

@@ -1,0 +1,35 @@
+"""Fixtures for the OpenLLMetry tier (``make test-openllmetry``, its own venv): OpenLLMetry's OpenAI instrumentor
+(Traceloop's ``opentelemetry-instrumentation-openai``) on a private provider with the breaker, content tracing on
+(its default) or off (``TRACELOOP_TRACE_CONTENT=false``, read on every call). Everything is uninstrumented in teardown
+so the next test starts clean; the chat methods are then put back as the client defines them, since the instrumentor's
+own ``uninstrument`` leaves its wrappers in place (0.62.4 passes ``unwrap`` a dotted attribute it does not resolve)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import openai.resources.chat.completions as chat
+import pytest
+from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+from spanbreaker.adapters.openllmetry_openai import ADAPTER
+
+from ..genai_rig import Rig, instrumentor_rigs
+
+CONTENT = {"content on": "true", "content off": "false"}
+PLAIN = {owner: vars(owner)["create"] for owner in (chat.Completions, chat.AsyncCompletions)}
+"""The client's own chat methods, before any instrumentor wrapped them."""
+
+
+@pytest.fixture
+def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
+    """``make(content="content on", openai_first=False)``: a rig with the breaker's adapter and the instrumentor on,
+    in that order (or the instrumentor first, as an application that instrumented it before spanbreaker)."""
+    with instrumentor_rigs(ADAPTER, OpenAIInstrumentor, {owner: {"create": create} for owner, create in PLAIN.items()}
+                           ) as rig_for:
+
+        def make(content: str = "content on", openai_first: bool = False) -> Rig:
+            monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", CONTENT[content])
+            return rig_for(openai_first)
+
+        yield make

@@ -1,0 +1,27 @@
+"""``opentelemetry-instrument python client_loop_app.py`` with OpenLLMetry's OpenAI instrumentor (its entry point
+loads it, as ``Traceloop.init()`` would switch it on): an app that knows nothing about spanbreaker is stopped at the
+sixth model call, with or without a span of its own around the loop, content tracing on or off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..launcher.runs import launch_dev
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(("span", "content"), [("app", "true"), ("none", "true"), ("none", "false")],
+                         ids=["in-a-span", "no-span", "no-span-content-off"])
+def test_launcher_stops_a_plain_openai_loop_traced_by_openllmetry(tmp_path: Path, span: str, content: str) -> None:
+    done = launch_dev("client_loop_app.py", tmp_path, disabled="", LAUNCHER_APP_CLIENT="openai",
+                      LAUNCHER_APP_SPAN=span, TRACELOOP_TRACE_CONTENT=content)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = done.summary
+    assert (summary["outcome"], summary["exception"], summary["detector"]) == ("stopped", "Tripped", "tool_repeat")
+    assert (summary["model_calls"], summary["tool_calls"]) == (5, 5)
+    assert '"spanbreaker.blocked": true' in done.stdout and '"name": "openai.chat"' in done.stdout
+    if content == "false":
+        assert "acme 2026 revenue guidance" not in done.stdout
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
