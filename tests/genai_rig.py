@@ -139,14 +139,14 @@ def make_rig(**overrides: Any) -> Rig:
 @contextmanager
 def instrumentor_rigs(adapter: Any, instrumentor: Callable[[], Any],
                       restore: Mapping[Any, Any] | None = None) -> Iterator[Callable[..., Rig]]:
-    """A fixture's body for an instrumentor that spanbreaker's ``adapter`` composes with: ``make(instrumentor_first=
-    False)`` gives a rig with both on, the adapter first (or the instrumentor, as an application that instrumented it
-    before spanbreaker). Both come off after the test; ``restore``: attributes to put back on their owners then
-    (``{owner: {name: value}}``, for an instrumentor whose ``uninstrument`` leaves its wrappers)."""
+    """A fixture's body for an instrumentor that spanbreaker's ``adapter`` works with: ``make(instrumentor_first=
+    False, **config)`` gives a rig with both on, the adapter first (or the instrumentor, as an application that
+    instrumented it before spanbreaker). Both come off after the test; ``restore``: attributes to put back on their
+    owners then (``{owner: {name: value}}``, for an instrumentor whose ``uninstrument`` leaves its wrappers)."""
     made: list[Rig] = []
 
-    def make(instrumentor_first: bool = False) -> Rig:
-        rig = make_rig()
+    def make(instrumentor_first: bool = False, **overrides: Any) -> Rig:
+        rig = make_rig(**overrides)
         if instrumentor_first:
             instrumentor().instrument(tracer_provider=rig.provider)
         adapter.instrument(rig.provider, rig.processor)

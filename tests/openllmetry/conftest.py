@@ -7,6 +7,7 @@ own ``uninstrument`` leaves its wrappers in place (0.62.4 passes ``unwrap`` a do
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import openai.resources.chat.completions as chat
 import pytest
@@ -19,6 +20,21 @@ from ..genai_rig import Rig, instrumentor_rigs
 CONTENT = {"content on": "true", "content off": "false"}
 PLAIN = {owner: vars(owner)["create"] for owner in (chat.Completions, chat.AsyncCompletions)}
 """The client's own chat methods, before any instrumentor wrapped them."""
+
+
+def _as_defined() -> dict[Any, dict[str, Any]]:
+    """What OpenLLMetry's LangChain instrumentor wraps, as LangChain and LangGraph define it (its ``uninstrument``
+    hands ``unwrap`` the same dotted attributes and leaves every wrapper in place: each test would stack another)."""
+    from langchain_core.callbacks import BaseCallbackManager
+    from langgraph.pregel import Pregel
+    from langgraph.types import Command
+
+    return {BaseCallbackManager: {"__init__": vars(BaseCallbackManager)["__init__"]},
+            Pregel: {name: vars(Pregel)[name] for name in ("stream", "astream")},
+            Command: {"__init__": vars(Command)["__init__"]}}
+
+
+LANGCHAIN_AS_DEFINED = _as_defined()
 
 
 @pytest.fixture

@@ -25,3 +25,17 @@ def test_launcher_stops_a_plain_openai_loop_traced_by_openllmetry(tmp_path: Path
     if content == "false":
         assert "acme 2026 revenue guidance" not in done.stdout
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("content", ["true", "false"], ids=["content-on", "content-off"])
+def test_launcher_stops_a_looping_langgraph_app_traced_by_openllmetry(tmp_path: Path, content: str) -> None:
+    """The launcher loads OpenLLMetry's LangChain instrumentor by its entry point and spanbreaker's adapter with it:
+    the 5th identical search is vetoed before it runs, content tracing on or off."""
+    done = launch_dev("langgraph_app.py", tmp_path, disabled="", TRACELOOP_TRACE_CONTENT=content)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = done.summary
+    assert (summary["outcome"], summary["exception"], summary["detector"]) == ("stopped", "Tripped", "tool_repeat")
+    assert summary["tool_calls"] == 4, summary
+    assert done.stdout.count('"name": "execute_tool search"') == 5 and '"spanbreaker.blocked": true' in done.stdout
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]

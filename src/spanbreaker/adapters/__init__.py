@@ -27,6 +27,7 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.google_adk",
     "spanbreaker.adapters.openai_v2",
     "spanbreaker.adapters.openllmetry_openai",
+    "spanbreaker.adapters.openllmetry_langchain",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})

@@ -23,6 +23,7 @@ from . import genai as ga
 from . import langchain as lc
 from . import llama_index as li
 from . import openinference as oi
+from . import openllmetry as ol
 
 _QUERY_RAW_CHARS = 2 * SIMILARITY_CHARS + fw.ENVELOPE_CHARS
 """Recorded arguments this long or longer are a script or a document, not a query (and are not kept)."""
@@ -79,6 +80,9 @@ def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozense
         raw = unredacted(pick(attributes, ga.TOOL_ARGUMENTS, fw.LEGACY_TOOL_ARGUMENTS, oi.TOOL_PARAMETERS))
         if raw is None:
             return tool, None
+        if type(raw) is str and raw.startswith(ol.TOOL_INPUT):  # OpenLLMetry's LangChain record: the call in it
+            call = ol.tool_arguments(raw)
+            raw = raw if call is None else call
     elif raw == oi.REDACTED:  # hidden by the instrumentor: unknown (tool.parameters is the schema, not the call)
         return tool, None
     text = raw if type(raw) is str else (as_str(raw) or "")
@@ -139,6 +143,9 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
     raw = attributes.get(oi.OUTPUT)  # the OpenInference key first: one lookup on the common path
     if raw is None:
         raw = unredacted(pick(attributes, ga.TOOL_RESULT, fw.LEGACY_TOOL_RESULT))
+        if type(raw) is str and raw.startswith(ol.TOOL_OUTPUT):  # OpenLLMetry's LangChain record: the result in it
+            result = ol.tool_result(raw)
+            raw = raw if result is None else result
     elif raw == oi.REDACTED:
         raw = None  # hidden by the instrumentor: the result is unknown
     output = raw if type(raw) is str else as_str(raw)

@@ -1,0 +1,67 @@
+"""OpenLLMetry's LangChain tool records (``conventions/openllmetry.py``), as its instrumentor sets them on a tool span
+(recorded from opentelemetry-instrumentation-langchain 0.62.4 under LangGraph 1.2): the call and the result are read
+out of them, and nothing that merely looks like one is taken apart."""
+
+from __future__ import annotations
+
+import json
+
+from spanbreaker.conventions import openllmetry
+from spanbreaker.conventions.read import fill_tool_result, tool_start
+
+CAP = 8192
+
+
+def record(query: str, step: int, call_id: str) -> str:
+    return json.dumps({
+        "input_str": str({"query": query}), "tags": [f"seq:step:{step}"],
+        "metadata": {"ls_integration": "langgraph", "langgraph_step": step, "langgraph_node": "tools",
+                     "langgraph_checkpoint_ns": f"tools:{call_id}-ns"},
+        "inputs": {"query": query}, "kwargs": {"color": "green", "name": None, "tool_call_id": call_id}})
+
+
+def result(content: object, call_id: str) -> str:
+    return json.dumps({
+        "output": {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", "ToolMessage"],
+                   "kwargs": {"content": content, "type": "tool", "name": "web_search", "tool_call_id": call_id,
+                              "status": "success"}},
+        "kwargs": {"tags": ["seq:step:1"], "color": "green", "name": "web_search"}})
+
+
+def span(query: str, step: int, call_id: str, content: object) -> dict[str, str]:
+    return {"gen_ai.tool.name": "web_search", "gen_ai.tool.call.arguments": record(query, step, call_id),
+            "gen_ai.tool.call.result": result(content, call_id)}
+
+
+def read(attributes: dict[str, str]) -> tuple[int, int, str]:
+    call = tool_start("execute_tool web_search", attributes, frozenset(), CAP)
+    fill_tool_result(call, attributes, None, CAP, frozenset())
+    return call.key, call.result_key, call.result_sample
+
+
+def test_the_same_call_in_two_steps_reads_the_same_despite_its_per_call_ids() -> None:
+    first, second = read(span("acme", 2, "call_1", "page")), read(span("acme", 4, "call_2", "page"))
+    assert first == second and first[2] == "page"
+
+
+def test_different_arguments_or_results_read_different() -> None:
+    base = read(span("acme", 2, "call_1", "page"))
+    assert read(span("acme corp", 2, "call_1", "page"))[0] != base[0]
+    assert read(span("acme", 2, "call_1", "another page"))[1] != base[1]
+
+
+def test_structured_content_and_plain_outputs_are_read() -> None:
+    assert openllmetry.tool_result(result([{"type": "text", "text": "x"}], "c")) == '[{"text": "x", "type": "text"}]'
+    assert openllmetry.tool_result(json.dumps({"output": "plain text", "kwargs": {}})) == "plain text"
+    assert openllmetry.tool_arguments(json.dumps({"input_str": "just text", "inputs": None})) == "just text"
+
+
+def test_a_tools_own_json_that_starts_the_same_way_is_read_as_it_is() -> None:
+    """A result whose first key happens to be ``output`` but which carries other keys is the tool's own document:
+    unwrapping it would drop what tells two results apart."""
+    own = json.dumps({"output": "ok", "rows": 12})
+    assert openllmetry.tool_result(own) is None
+    assert openllmetry.tool_arguments(json.dumps({"input_str": "q", "limit": 10})) is None
+    assert openllmetry.tool_result('{"output": not json') is None
+    attributes = {"gen_ai.tool.name": "t", "gen_ai.tool.call.arguments": "{}", "gen_ai.tool.call.result": own}
+    assert read(attributes)[2] == own
