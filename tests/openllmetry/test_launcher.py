@@ -1,6 +1,7 @@
-"""``opentelemetry-instrument python client_loop_app.py`` with OpenLLMetry's OpenAI instrumentor (its entry point
-loads it, as ``Traceloop.init()`` would switch it on): an app that knows nothing about spanbreaker is stopped at the
-sixth model call, with or without a span of its own around the loop, content tracing on or off."""
+"""``opentelemetry-instrument python <app>`` with OpenLLMetry's instrumentors (their entry points load them, as
+``Traceloop.init()`` would switch them on): apps that know nothing about spanbreaker are stopped, content tracing on or
+off. A plain OpenAI or Anthropic loop at the sixth model call, with or without a span of its own around it; a
+LangGraph agent at the fifth identical search."""
 
 from __future__ import annotations
 
@@ -24,6 +25,19 @@ def test_launcher_stops_a_plain_openai_loop_traced_by_openllmetry(tmp_path: Path
     assert '"spanbreaker.blocked": true' in done.stdout and '"name": "openai.chat"' in done.stdout
     if content == "false":
         assert "acme 2026 revenue guidance" not in done.stdout
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("content", ["true", "false"], ids=["content-on", "content-off"])
+def test_launcher_stops_a_plain_anthropic_loop_traced_by_openllmetry(tmp_path: Path, content: str) -> None:
+    done = launch_dev("client_loop_app.py", tmp_path, disabled="", LAUNCHER_APP_CLIENT="anthropic",
+                      LAUNCHER_APP_SPAN="none", TRACELOOP_TRACE_CONTENT=content)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = done.summary
+    assert (summary["outcome"], summary["exception"], summary["detector"]) == ("stopped", "Tripped", "tool_repeat")
+    assert (summary["model_calls"], summary["tool_calls"]) == (5, 5)
+    assert '"name": "anthropic.chat"' in done.stdout and '"spanbreaker.blocked": true' in done.stdout
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
 
 

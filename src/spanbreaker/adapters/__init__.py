@@ -28,6 +28,7 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.openai_v2",
     "spanbreaker.adapters.openllmetry_openai",
     "spanbreaker.adapters.openllmetry_langchain",
+    "spanbreaker.adapters.openllmetry_anthropic",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})

@@ -1,24 +1,25 @@
-"""The OpenAI client's chat requests shown to the breaker in process, around an instrumentor that records them late or
-not at all (OpenTelemetry's openai-v2, OpenLLMetry's OpenAI instrumentor: :mod:`.openai_v2`,
-:mod:`.openllmetry_openai`).
+"""A model client's requests shown to the breaker in process, around an instrumentor that records them late or not at
+all (OpenTelemetry's openai-v2, OpenLLMetry's OpenAI and Anthropic instrumentors: :mod:`.openai_v2`,
+:mod:`.openllmetry_openai`, :mod:`.openllmetry_anthropic`).
 
 An agent written as a loop around the client makes no tool span: the breaker knows its tool calls only from each
-request's messages (:mod:`spanbreaker.conventions.prompt_calls`), and it decides whether a model call may run when the
-call's span starts. An instrumentor whose span carries no messages then (content capture off, or the request set just
-after the start) leaves the loop unread, or read only when the call ends, which cannot stop a loop with no span of the
-application's around it (each model call a trace of its own: there is no next call in the trace to veto).
+request's messages (:mod:`spanbreaker.conventions.prompt_calls`), and it decides whether a model call may run when
+the call's span starts. An instrumentor whose span carries no messages then (content capture off, or the request set
+just after the start) leaves the loop unread, or read only when the call ends, which cannot stop a loop with no span
+of the application's around it (each model call a trace of its own: there is no next call in the trace to veto).
 
 Here each chat call's messages are shown to the breaker (:mod:`spanbreaker.private_calls`) while the instrumentor's
-span starts and ends, as OpenInference's OpenAI instrumentor records them at start (``input.value``, the request's
-messages as JSON): a repeated tool call is seen when the model call that would read its result starts, and that call
-is vetoed before it is sent. The spans get exactly what the instrumentor gives them. The messages are turned into text
-only if the breaker reads them (a trace with tool spans of its own never does).
+span starts and ends, as OpenInference's OpenAI and Anthropic instrumentors record them at start (``input.value``,
+the request's messages as JSON): a repeated tool call is seen when the model call that would read its result starts,
+and that call is vetoed before it is sent. The spans get exactly what the instrumentor gives them. The messages are
+turned into text only if the breaker reads them (a trace with tool spans of its own never does).
 
-How: when the instrumentor instruments, it wraps ``Completions.create`` and ``AsyncCompletions.create`` in ``wrapt``
-wrappers; the adapter puts in their place wrappers that show the request and call the instrumentor's wrapper function
-inside, whichever of the two was instrumented first. The instrumentor's ``uninstrument`` removes them as it would its
-own; the adapter's puts the instrumentor's own wrappers back. Checked against the release it meets: on one whose
-internals differ, the adapter logs a warning and leaves the instrumentor as it is.
+How: when the instrumentor instruments, it wraps the client's ``create`` methods (OpenAI's ``Completions`` and
+``AsyncCompletions``, Anthropic's ``Messages`` and ``AsyncMessages``) in ``wrapt`` wrappers; the adapter puts in
+their place wrappers that show the request and call the instrumentor's wrapper function inside, whichever of the two
+was instrumented first. The instrumentor's ``uninstrument`` removes them as it would its own; the adapter's puts the
+instrumentor's own wrappers back. Checked against the release it meets: on one whose internals differ, the adapter
+logs a warning and leaves the instrumentor as it is.
 """
 
 from __future__ import annotations
@@ -37,15 +38,21 @@ from .base import PatchLog
 
 logger = logging.getLogger("spanbreaker")
 
-CLIENTS = (("openai.resources.chat.completions", "Completions", False),
-           ("openai.resources.chat.completions", "AsyncCompletions", True))
-"""(module, class, asynchronous) of each chat method the instrumentor wraps (``create``)."""
+Clients = tuple[tuple[str, str, bool], ...]
+OPENAI_CHAT: Clients = (("openai.resources.chat.completions", "Completions", False),
+                        ("openai.resources.chat.completions", "AsyncCompletions", True))
+"""(module, class, asynchronous) of each client class whose ``create`` the instrumentor wraps: OpenAI's Chat
+Completions (its request's ``messages`` read as OpenInference's OpenAI instrumentor records them)."""
+ANTHROPIC_MESSAGES: Clients = (("anthropic.resources.messages", "Messages", False),
+                               ("anthropic.resources.messages", "AsyncMessages", True))
+"""Anthropic's Messages (its request's ``messages``, ``tool_use`` and ``tool_result`` blocks, read as OpenInference's
+Anthropic instrumentor records them)."""
 _UNREAD = object()
 
 
 class Request(Mapping[str, Any]):
-    """A chat call's start attributes as OpenInference's OpenAI instrumentor would record them: ``input.value``, the
-    request's messages as JSON text, made on the breaker's first read (most model calls are never read: a trace with
+    """A call's start attributes as OpenInference's OpenAI (Anthropic) instrumentor would record them: ``input.value``,
+    the request's messages as JSON text, made on the breaker's first read (most model calls are never read: a trace with
     tool spans of its own is judged by them). The last :data:`MAX_RUN_MESSAGES` messages, as far back as the breaker
     reads a run; messages it cannot turn into JSON leave the request unknown (no prompt)."""
 
@@ -84,7 +91,7 @@ def request_text(messages: Any) -> str | None:
     try:
         return _ENCODER.encode({"messages": messages[-MAX_RUN_MESSAGES:]}).decode("utf-8", "replace")
     except Exception:  # a message with no JSON form: the request is unknown, the call goes on
-        logger.debug("spanbreaker could not read an OpenAI request's messages", exc_info=True)
+        logger.debug("spanbreaker could not read a model request's messages", exc_info=True)
         return None
 
 
@@ -131,14 +138,14 @@ def _instrumentors_wrapper(installed: Any, package: str) -> Callable[..., Any] |
     return function if module == package or module.startswith(package + ".") else None
 
 
-def compose(patches: PatchLog, package: str) -> None:
+def compose(patches: PatchLog, package: str, clients: Clients) -> None:
     """Put a showing wrapper in place of each of the instrumentor's wrappers now installed; the undo puts the
     instrumentor's back, unless it was uninstrumented since (then its ``create`` stays as the instrumentor left it)."""
     import importlib
 
     from wrapt import FunctionWrapper
 
-    for module_name, class_name, asynchronous in CLIENTS:
+    for module_name, class_name, asynchronous in clients:
         owner = getattr(importlib.import_module(module_name), class_name)
         installed = vars(owner).get("create")
         theirs = _instrumentors_wrapper(installed, package)
@@ -155,10 +162,11 @@ def compose(patches: PatchLog, package: str) -> None:
 
 
 class ClientRequestsAdapter(PatchingAdapter):
-    """An OpenAI-client instrumentor's wrappers, composed with the request showing: subclasses name the instrumentor's
-    package (``framework``, whose import instruments) and its instrumentor class."""
+    """A client instrumentor's wrappers, composed with the request showing: subclasses name the instrumentor's
+    package (``framework``, whose import instruments), its instrumentor class and the client classes it wraps."""
 
     instrumentor: str = "OpenAIInstrumentor"
+    clients: Clients = OPENAI_CHAT
 
     def patch(self, patches: PatchLog) -> None:
         import importlib
@@ -180,6 +188,6 @@ class ClientRequestsAdapter(PatchingAdapter):
 
     def _compose_checked(self, patches: PatchLog) -> None:
         try:
-            compose(patches, self.framework)
+            compose(patches, self.framework, self.clients)
         except Exception:  # an odd client or wrapper: the calls go through the instrumentor's wrappers as they are
             logger.warning("spanbreaker could not read %s's requests: %s", self.title, self.unguarded, exc_info=True)
