@@ -136,6 +136,13 @@ def make_rig(**overrides: Any) -> Rig:
     return Rig(provider, exporter, processor, ledger)
 
 
+def put_back(attributes: Mapping[Any, Mapping[str, Any]]) -> None:
+    """Set ``{owner: {name: value}}`` back on the owners (what an instrumentor's ``uninstrument`` left wrapped)."""
+    for owner, values in attributes.items():
+        for name, value in values.items():
+            setattr(owner, name, value)
+
+
 @contextmanager
 def instrumentor_rigs(adapter: Any, instrumentor: Callable[[], Any],
                       restore: Mapping[Any, Any] | None = None) -> Iterator[Callable[..., Rig]]:
@@ -160,9 +167,7 @@ def instrumentor_rigs(adapter: Any, instrumentor: Callable[[], Any],
     finally:
         instrumentor().uninstrument()
         adapter.uninstrument()
-        for owner, values in (restore or {}).items():
-            for name, value in values.items():
-                setattr(owner, name, value)
+        put_back(restore or {})
         for rig in made:
             rig.provider.shutdown()
 

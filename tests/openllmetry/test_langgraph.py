@@ -24,7 +24,7 @@ import spanbreaker
 from spanbreaker.adapters.openllmetry_langchain import ADAPTER
 from spanbreaker.signals import Kind
 
-from ..genai_rig import WIDE, Rig, instrumentor_rigs, make_rig
+from ..genai_rig import WIDE, Rig, instrumentor_rigs, make_rig, put_back
 from .conftest import LANGCHAIN_AS_DEFINED
 
 RECURSION_LIMIT = 60
@@ -71,9 +71,7 @@ def by_hand(monkeypatch: pytest.MonkeyPatch) -> Iterator[Rig]:
     LangchainInstrumentor().instrument(tracer_provider=made.provider)
     yield made
     LangchainInstrumentor().uninstrument()
-    for owner, values in LANGCHAIN_AS_DEFINED.items():
-        for name, value in values.items():
-            setattr(owner, name, value)
+    put_back(LANGCHAIN_AS_DEFINED)
     made.provider.shutdown()
 
 

@@ -64,22 +64,15 @@ class _OpenCalls:
 _OPEN = _OpenCalls()
 
 
-def _starting(handler: Any, attributes: dict[str, Any]) -> Any:
-    """The pending start attributes of the span the callback is about to start, on the handler's tracer."""
+def _at_start(handler: Any, attributes: dict[str, Any]) -> dict[str, Any]:
+    """``attributes``, for the span the callback is about to start: the handler's tracer (wrapped once) adds them."""
     if not isinstance(handler.tracer, StartAttributes):
         handler.tracer = StartAttributes(handler.tracer, _PENDING)
-    return _PENDING.var.set(attributes)
+    return attributes
 
 
 def _model_start(operation: str) -> Any:
-    def model_start(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        token = _starting(instance, {ga.OPERATION: operation})
-        try:
-            return wrapped(*args, **kwargs)
-        finally:
-            _PENDING.var.reset(token)
-
-    return model_start
+    return _PENDING.around(lambda handler, args, kwargs: _at_start(handler, {ga.OPERATION: operation}), False)
 
 
 def _tool_start(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -93,7 +86,7 @@ def _tool_start(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict
         logger.debug("spanbreaker could not read an OpenLLMetry LangChain tool call", exc_info=True)
         return wrapped(*args, **kwargs)
     _OPEN.keep(kwargs.get("run_id"), call)
-    token = _starting(instance, {ga.OPERATION: "execute_tool", ga.TOOL_NAME: name})
+    token = _PENDING.var.set(_at_start(instance, {ga.OPERATION: "execute_tool", ga.TOOL_NAME: name}))
     try:
         with shown(call):
             return wrapped(*args, **kwargs)
@@ -114,18 +107,15 @@ def _tool_end(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[s
 
 
 def _tool_error(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    call = _OPEN.take(kwargs.get("run_id"))  # failed: known by its error, as the span ends in it
-    if call is None:
-        return wrapped(*args, **kwargs)
-    with shown(call):
-        return wrapped(*args, **kwargs)
+    _OPEN.take(kwargs.get("run_id"))  # failed: known by its error (its arguments since it started), nothing to show
+    return wrapped(*args, **kwargs)
 
 
 class OpenLLMetryLangChainAdapter(PatchingAdapter):
     name = "openllmetry_langchain"
     framework = PACKAGE
     title = "OpenLLMetry's LangChain instrumentation"
-    unguarded = ("its model calls count only as they end, a tool call is decided as it ends, and with "
+    unguarded = ("its model calls are not counted, a tool call is decided as it ends, and with "
                  "TRACELOOP_TRACE_CONTENT=false no tool call is read")
 
     def patch(self, patches: PatchLog) -> None:
