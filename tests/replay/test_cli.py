@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import subprocess
@@ -312,3 +313,23 @@ def test_the_progress_bar_starts_no_thread_so_jobs_can_fork(tmp_path: Path, monk
     status, out, err = in_process(capsys, "replay", path, "--json", "--jobs", "2")
     assert status == 0 and "replaying" in err and len(out.splitlines()) == 2
     assert seen == [set()]
+
+
+def test_the_command_replays_with_its_heap_frozen_and_leaves_it_unfrozen(
+        runs: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the command set up before replaying is out of the collector's view while it replays (full collections
+    walk only the replay's objects), and back in it afterwards: the command may run inside another program."""
+    from spanbreaker.replay.feed import Feeder
+
+    real_feed, frozen = Feeder.feed, []
+
+    def watched_feed(self: Feeder, trace: Any) -> None:
+        frozen.append(gc.get_freeze_count())
+        real_feed(self, trace)
+
+    monkeypatch.setattr(Feeder, "feed", watched_feed)
+    assert gc.get_freeze_count() == 0
+    status, out, err = in_process(capsys, "replay", runs, "--json")
+    assert status == 0, err
+    assert len(frozen) == 3 and all(count > 0 for count in frozen)
+    assert gc.get_freeze_count() == 0

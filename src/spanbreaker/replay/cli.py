@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import json
 import sys
 import time
@@ -134,6 +135,13 @@ def run(args: argparse.Namespace) -> int:
             stack.callback(feeder.shutdown)
         if export_file is not None:
             stack.enter_context(export_file)
+        # What is set up by now (the modules, the price table, the feeders) lives as long as the command: out of
+        # the collector's view, full collections during a long replay walk only the replay's own objects (on the
+        # 500-run SWE-bench file, collection time 0.16 -> 0.04 s of ~1.8 s), and forked ``--jobs`` workers leave
+        # those pages shared rather than writing to them. Unfrozen when the replay ends (the command may run
+        # inside another program: a test, a notebook); the library's replay() leaves its caller's heap alone.
+        gc.freeze()
+        stack.callback(gc.unfreeze)
         stream = replay_many(args.paths, feeders, problems=problems, on_problem=on_problem,
                              progress=advance,
                              jobs=args.jobs, shard=args.shard)

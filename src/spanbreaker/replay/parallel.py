@@ -16,6 +16,7 @@ instance; the pinned corpora's verdicts are the same with any number of jobs (``
 
 from __future__ import annotations
 
+import gc
 import heapq
 import multiprocessing
 import queue
@@ -46,6 +47,7 @@ def _work(paths: list[str], configs: list[BreakerConfig], shard: Shard, only_fil
     ("progress", bytes), then ("done", None) or ("error", text)."""
     from .runner import replay_many  # the worker's own import: the module imports this one
 
+    gc.freeze()  # as the command froze its heap (replay/cli.py): a spawned worker's imports, a forked one's copy
     try:
         feeders = [Feeder(configs[0], keep_spans=keep_spans), *(Feeder(c) for c in configs[1:])]
         sent = [0]
