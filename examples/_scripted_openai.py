@@ -5,7 +5,8 @@ or ``httpx2`` transport: no socket, no network): OpenAI's Chat Completions and R
 Messages, Gemini's ``generateContent``. boto3 sends through its own HTTP stack, which no such transport serves: for
 Bedrock Runtime's ``converse`` the model listens on loopback (:meth:`ScriptedModel.serve`, no network beyond it).
 The script is a function of the request's messages (or input items, or contents) returning the next reply: tool
-calls ``[(name, arguments), ...]`` or a final text. Each reply reports token usage, as a real server does.
+calls ``[(name, arguments), ...]`` or a final text. Each reply reports token usage, as a real server does. A Chat
+Completions request with ``stream: true`` is answered with the reply's server-sent events (over the transport).
 """
 
 from __future__ import annotations
@@ -46,14 +47,48 @@ class ScriptedModel:
                 http = importlib.import_module(library)
             except ImportError:
                 continue
-            transport = http.MockTransport(lambda request, http=http: http.Response(
-                200, json=self.respond(request.url.path, request.read())))
+            transport = http.MockTransport(lambda request, http=http: self._http_reply(http, request))
             made = http.AsyncClient(transport=transport) if asynchronous else http.Client(transport=transport)
             try:
                 return factory(http_client=made, **kwargs)
             except TypeError as exc:  # "this SDK uses httpx2"
                 refused = exc
         raise refused or ImportError("neither httpx nor httpx2 is installed")
+
+    def _http_reply(self, http: Any, request: Any) -> Any:
+        """One HTTP response: the reply's JSON, or its server-sent events when the request asked for a stream."""
+        reply = self.respond(request.url.path, request.read())
+        if not self.requests[-1].get("stream"):
+            return http.Response(200, json=reply)
+        return http.Response(200, content=self._events(reply, self.requests[-1]),
+                             headers={"content-type": "text/event-stream"})
+
+    def _events(self, completion: dict[str, Any], body: dict[str, Any]) -> bytes:
+        """A Chat Completions reply as the stream a server sends for it (``stream: true``): a chunk with the role,
+        one per piece of content or per tool call (its name and id, then its arguments in two halves), one with the
+        finish reason, then, when asked (``stream_options.include_usage``), one with the usage alone."""
+        choice = completion["choices"][0]
+        message = choice["message"]
+        head = {key: completion[key] for key in ("id", "created", "model")}
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**head, "object": "chat.completion.chunk",
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        chunks = [chunk({"role": "assistant", "content": ""})]
+        text = message.get("content") or ""
+        chunks += [chunk({"content": text[i:i + 8]}) for i in range(0, len(text), 8)]
+        for index, call in enumerate(message.get("tool_calls") or []):
+            arguments = call["function"]["arguments"]
+            half = len(arguments) // 2
+            chunks.append(chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                                 "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+            for part in (arguments[:half], arguments[half:]):
+                chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": part}}]}))
+        chunks.append(chunk({}, choice["finish_reason"]))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            chunks.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": completion["usage"]})
+        return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
 
     def respond(self, path: str, content: bytes) -> dict[str, Any]:
         """The reply body to one request, by endpoint."""

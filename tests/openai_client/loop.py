@@ -8,6 +8,7 @@ from contextlib import nullcontext
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion
 
 from ..genai_rig import Rig
 from .scripted import ScriptedModel
@@ -33,6 +34,43 @@ def chat_completion(client: openai.OpenAI, messages: list[dict[str, Any]]) -> An
 async def achat_completion(client: openai.AsyncOpenAI, messages: list[dict[str, Any]]) -> Any:
     """:func:`chat_completion` with the async client."""
     return await client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS)  # type: ignore[arg-type]
+
+
+def streamed_chat_completion(client: openai.OpenAI, messages: list[dict[str, Any]]) -> Any:
+    """:func:`chat_completion` as a streaming application sends it (``stream=True``, usage in the last chunk): the
+    chunks read as they come, the reply put back together from them."""
+    stream = client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=TOOLS,  # type: ignore[arg-type]
+                                            stream=True, stream_options={"include_usage": True})
+    return _assembled(list(stream))
+
+
+async def astreamed_chat_completion(client: openai.AsyncOpenAI, messages: list[dict[str, Any]]) -> Any:
+    """:func:`streamed_chat_completion` with the async client."""
+    stream = await client.chat.completions.create(model="gpt-4o-mini", messages=messages,  # type: ignore[arg-type]
+                                                  tools=TOOLS, stream=True, stream_options={"include_usage": True})
+    return _assembled([chunk async for chunk in stream])
+
+
+def _assembled(chunks: list[Any]) -> ChatCompletion:
+    """The reply a stream of Chat Completions chunks carried, as the client's own ``ChatCompletion``."""
+    content, calls, finish = "", {}, "stop"
+    for chunk in chunks:
+        for choice in chunk.choices:
+            finish = choice.finish_reason or finish
+            content += choice.delta.content or ""
+            for part in choice.delta.tool_calls or []:
+                call = calls.setdefault(part.index, {"id": "", "type": "function",
+                                                     "function": {"name": "", "arguments": ""}})
+                call["id"] = part.id or call["id"]
+                if part.function is not None:
+                    call["function"]["name"] += part.function.name or ""
+                    call["function"]["arguments"] += part.function.arguments or ""
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if calls:
+        message["tool_calls"] = [calls[index] for index in sorted(calls)]
+    return ChatCompletion.model_validate({
+        "id": chunks[0].id, "object": "chat.completion", "created": chunks[0].created, "model": chunks[0].model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}]})
 
 
 def run_loop(rig: Rig, model: ScriptedModel, tool: Callable[[dict[str, Any], int], str],

@@ -10,6 +10,7 @@ teardown so the next test starts clean.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from opentelemetry.instrumentation._semconv import _OpenTelemetrySemanticConventionStability
@@ -46,8 +47,8 @@ def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]
     (or the instrumentor first, as an application that instrumented it before spanbreaker)."""
     with instrumentor_rigs(ADAPTER, OpenAIInstrumentor) as rig_for:
 
-        def make(mode: str = "default", openai_first: bool = False) -> Rig:
+        def make(mode: str = "default", openai_first: bool = False, **config: Any) -> Rig:
             set_mode(monkeypatch, mode)
-            return rig_for(openai_first)
+            return rig_for(openai_first, **config)
 
         yield make

@@ -44,8 +44,8 @@ def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]
     with instrumentor_rigs(ADAPTER, OpenAIInstrumentor, {owner: {"create": create} for owner, create in PLAIN.items()}
                            ) as rig_for:
 
-        def make(content: str = "content on", openai_first: bool = False) -> Rig:
+        def make(content: str = "content on", openai_first: bool = False, **config: Any) -> Rig:
             monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", CONTENT[content])
-            return rig_for(openai_first)
+            return rig_for(openai_first, **config)
 
         yield make

@@ -331,5 +331,5 @@ def test_the_command_replays_with_its_heap_frozen_and_leaves_it_unfrozen(
     assert gc.get_freeze_count() == 0
     status, out, err = in_process(capsys, "replay", runs, "--json")
     assert status == 0, err
-    assert len(frozen) == 3 and all(count > 0 for count in frozen)
+    assert len(out.splitlines()) == 3 and len(frozen) == 3 and all(count > 0 for count in frozen)
     assert gc.get_freeze_count() == 0
