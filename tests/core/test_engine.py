@@ -12,7 +12,7 @@ from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.trace import Status, StatusCode
 
 from spanbreaker import BreakerConfig, ConfigError
-from spanbreaker.adapters.base import PatchLog
+from spanbreaker.adapters.base import PatchLog, SharedPatches
 from spanbreaker.conventions import CONVENTIONS, classify, frameworks, genai, openinference
 from spanbreaker.conventions.read import agent_start, fill_model_result, model_start, tool_start
 from spanbreaker.detectors import ALL_DETECTORS, DETECTOR_IDS
@@ -143,6 +143,35 @@ def test_patch_log_restores_exactly_what_was_there() -> None:
     log.undo()
     assert Child().own() == "own" and "hook" not in vars(Child) and Child().hook() == "base"
     assert not log
+
+
+def test_shared_patches_are_applied_once_while_either_adapter_holds_them() -> None:
+    """Two adapters (one per instrumentor of a framework) need the same patches: wrapped once, not twice, and put
+    back only when the last one is undone; a release whose internals differ raises and leaves nothing behind."""
+
+    class Framework:
+        def run(self) -> str:
+            return "ran"
+
+    shared = SharedPatches(lambda patches: patches.wrap(
+        Framework, "run", lambda wrapped, instance, args, kwargs: "shown " + wrapped(*args, **kwargs)))
+    first, second = PatchLog(), PatchLog()
+    shared.hold("first", first)
+    shared.hold("second", second)
+    assert Framework().run() == "shown ran"
+    first.undo()
+    assert Framework().run() == "shown ran"
+    second.undo()
+    assert Framework().run() == "ran" and "run" in vars(Framework)
+
+    def broken(patches: PatchLog) -> None:
+        patches.patch(Framework, "run", lambda self: "half")
+        raise RuntimeError("another release")
+
+    failing, log = SharedPatches(broken), PatchLog()
+    with pytest.raises(RuntimeError):
+        failing.hold("first", log)
+    assert Framework().run() == "ran" and not log
 
 
 def test_shared_state_threads_run_with_instrumentation_suppressed() -> None:

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import contextvars
 import inspect
-import threading
 from typing import Any
 
 from ..errors import Steered
 from ..private_calls import current, showing
-from .base import PatchLog
+from .base import PatchLog, SharedPatches
 
 RUN_SINGLE_TOOL = ("task_state", "func_tool", "tool_call")
 """The keyword-only parameters of the SDK's ``_FunctionToolBatchExecutor._run_single_tool`` the patch reads."""
@@ -104,39 +103,14 @@ def sdk_problems() -> list[str]:
     return problems
 
 
-class _SharedPatches:
-    """The SDK patches, applied while at least one adapter holds them."""
+def _patch_sdk(patches: PatchLog) -> None:
+    problems = sdk_problems()
+    if problems:
+        raise RuntimeError("unexpected OpenAI Agents SDK internals: " + ", ".join(problems))
+    from agents.run_internal.tool_execution import _FunctionToolBatchExecutor
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._holders: set[str] = set()
-        self._patches = PatchLog()
-
-    def hold(self, holder: str, patches: PatchLog) -> None:
-        """Apply the patches unless another adapter holds them; ``patches`` (the holder's own log) releases them
-        when it is undone. Raises on an SDK release whose internals differ."""
-        with self._lock:
-            if not self._holders:
-                problems = sdk_problems()
-                if problems:
-                    raise RuntimeError("unexpected OpenAI Agents SDK internals: " + ", ".join(problems))
-                from agents.run_internal.tool_execution import _FunctionToolBatchExecutor
-
-                try:
-                    self._patches.wrap(_FunctionToolBatchExecutor, "_run_single_tool", _run_single_tool)
-                    self._patches.wrap(_FunctionToolBatchExecutor, "_execute_single_tool_body",
-                                       _execute_single_tool_body)
-                except Exception:
-                    self._patches.undo()
-                    raise
-            self._holders.add(holder)
-        patches.on_undo(lambda: self._release(holder))
-
-    def _release(self, holder: str) -> None:
-        with self._lock:
-            self._holders.discard(holder)
-            if not self._holders:
-                self._patches.undo()
+    patches.wrap(_FunctionToolBatchExecutor, "_run_single_tool", _run_single_tool)
+    patches.wrap(_FunctionToolBatchExecutor, "_execute_single_tool_body", _execute_single_tool_body)
 
 
-TOOL_CALLS = _SharedPatches()
+TOOL_CALLS = SharedPatches(_patch_sdk)

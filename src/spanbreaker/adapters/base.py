@@ -12,6 +12,7 @@ inherited), in reverse order, even when the instrumentor patched the same attrib
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -174,6 +175,38 @@ class PatchLog:
                     delattr(owner, attribute)
             except Exception:
                 logger.debug("spanbreaker could not restore %s.%s", owner, attribute, exc_info=True)
+
+
+class SharedPatches:
+    """Patches of a framework that two adapters need (one per instrumentor that traces it), applied once while
+    either holds them: both wrapping the same method would run the wrapper twice per call.
+
+    ``apply(patches)`` adds them to the log it is given (and raises on a release whose internals differ; what it
+    added is then undone)."""
+
+    def __init__(self, apply: Callable[[PatchLog], None]) -> None:
+        self._apply = apply
+        self._lock = threading.Lock()
+        self._holders: set[str] = set()
+        self._patches = PatchLog()
+
+    def hold(self, holder: str, patches: PatchLog) -> None:
+        """Apply the patches unless another adapter holds them; undoing ``patches`` (the holder's own log) lets go."""
+        with self._lock:
+            if not self._holders:
+                try:
+                    self._apply(self._patches)
+                except Exception:
+                    self._patches.undo()
+                    raise
+            self._holders.add(holder)
+        patches.on_undo(lambda: self._release(holder))
+
+    def _release(self, holder: str) -> None:
+        with self._lock:
+            self._holders.discard(holder)
+            if not self._holders:
+                self._patches.undo()
 
 
 class SteeredCall:
