@@ -13,13 +13,8 @@ the cells are pinned by ``tests/llama_index/test_conformance.py``):
   which); the exported span is what the instrumentor makes.
 * LlamaIndex's dispatcher calls each span handler inside ``except BaseException: pass``: the
   :class:`spanbreaker.Tripped` the breaker raises from the span's start would be swallowed and the call would run
-  anyway (a trip recorded, the run going on). The handler's ``new_span`` keeps the trip aside, and the
-  dispatcher's ``span_enter``, which the ``@dispatcher.span`` decorator calls before the decorated method runs
-  and outside any handler, raises it once every handler has seen the span start. So the vetoed tool or model
-  call never runs, and the trip (a ``BaseException``) passes ``FunctionAgent``'s ``except Exception`` around
-  tools and the workflow's step runner, and comes out of ``await agent.run(...)``. A steer
-  (:class:`spanbreaker.Steered`, an ``Exception``) takes the same way out and becomes the tool's error output,
-  which the model reads.
+  anyway. The handler's ``new_span`` keeps the trip aside, and the dispatcher raises it before the call runs
+  (:mod:`._llama_index_stop`, shared with OpenLLMetry's instrumentor's adapter).
 * The vetoed span never starts in the handler (the breaker ends and exports it itself, marked blocked), and the
   decorator's ``active_span_id`` is put back to the parent, so later spans of the trace still nest under it.
 
@@ -36,7 +31,10 @@ from typing import Any
 from ..conventions.llama_index import MODEL_CALLS, method_of
 from ..errors import Steered, Tripped
 from ._hooked import HookedAdapter
+from ._llama_index_stop import STOP, LlamaIndexTripped, keep_stop
 from .base import PatchLog, StartAttributes
+
+__all__ = ["ADAPTER", "LlamaIndexTripped"]
 
 logger = logging.getLogger("spanbreaker")
 
@@ -44,7 +42,7 @@ SCOPE = "openinference.instrumentation.llama_index"
 """Instrumentation scope of the instrumentor's spans."""
 
 _local = threading.local()
-"""Per thread: ``attributes`` for the span the handler is starting, ``stopped`` the trip its start raised."""
+"""Per thread: ``attributes`` for the span the handler is starting."""
 
 
 def _start_attributes(handler: Any, id_: str, bound_args: Any, instance: Any, parent_id: Any) -> dict[str, Any] | None:
@@ -86,70 +84,10 @@ def _new_span(wrapped: Any, handler: Any, args: Any, kwargs: Any) -> Any:
     try:
         return wrapped(*args, **kwargs)
     except (Tripped, Steered) as stop:
-        _local.stopped = stop
+        keep_stop(stop)
         raise
     finally:
         _local.attributes = None
-
-
-def _span_enter(wrapped: Any, dispatcher: Any, args: Any, kwargs: Any) -> Any:
-    """Around ``Dispatcher.span_enter``: after every handler saw the span start, raise the trip one of them hit."""
-    _local.stopped = None
-    wrapped(*args, **kwargs)
-    stop = getattr(_local, "stopped", None)
-    if stop is not None:
-        _local.stopped = None
-        from llama_index.core.instrumentation.span import active_span_id
-
-        active_span_id.set(kwargs.get("parent_id"))  # the decorator set it to the vetoed span, and resets it only
-        raise stop  # once the method ran: later spans nest under the parent, not under a span that never started
-
-
-class LlamaIndexTripped(Tripped, Exception):
-    """The trip as it leaves a workflow step: also an ``Exception``, so the workflow fails the run with it.
-
-    Inside a step the trip is the plain :class:`~spanbreaker.Tripped` (a ``BaseException``), so
-    ``FunctionAgent``'s ``except Exception`` around tool calls cannot turn it into a tool error the model reads.
-    A ``BaseException`` leaving the step, though, escapes the workflow's step runner (it catches ``Exception``)
-    and kills its control loop without ending the event stream: ``await handler`` raises, but
-    ``handler.stream_events()`` waits forever. So at the step's edge the trip becomes this variant, and the
-    workflow does what it does with any failed step: it ends the stream and fails the run, and ``await handler``
-    raises it. ``except spanbreaker.Tripped`` catches it as it catches every trip."""
-
-
-def _from(trip: Tripped) -> LlamaIndexTripped:
-    stop = LlamaIndexTripped(trip.detector, trip.reason, trip.trace_id, trip.evidence, trip.blocked)
-    return stop.with_traceback(trip.__traceback__)
-
-
-def _step_worker(wrapped: Any, module: Any, args: Any, kwargs: Any) -> Any:
-    """Around ``workflows``' ``as_step_worker_function(step)``: the step worker it makes lets a trip out as
-    :class:`LlamaIndexTripped`."""
-    worker = wrapped(*args, **kwargs)
-
-    async def run_step(*step_args: Any, **step_kwargs: Any) -> Any:
-        try:
-            return await worker(*step_args, **step_kwargs)
-        except LlamaIndexTripped:
-            raise
-        except Tripped as trip:
-            raise _from(trip) from None
-
-    return run_step
-
-
-WORKFLOW_LOGGER = "workflows.runtime.control_loop"
-"""Logs every failed step at ERROR with its traceback; a trip is no error."""
-
-
-class _QuietTrip(logging.Filter):
-    """Drops the workflow runner's error record of a step that failed with a trip (the run still fails with it)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.exc_info and isinstance(record.exc_info[1], Tripped))
-
-
-_quiet_trip = _QuietTrip()
 
 
 class LlamaIndexAdapter(HookedAdapter):
@@ -162,17 +100,10 @@ class LlamaIndexAdapter(HookedAdapter):
     scope = SCOPE
 
     def patch(self, patches: PatchLog) -> None:
-        from llama_index.core.instrumentation.dispatcher import Dispatcher  # type: ignore[attr-defined]
         from openinference.instrumentation.llama_index._handler import _SpanHandler
-        from workflows.runtime.types import step_function
 
+        STOP.hold(self.name, patches)
         patches.wrap(_SpanHandler, "new_span", _new_span)
-        patches.wrap(Dispatcher, "span_enter", _span_enter)
-        patches.wrap(step_function, "as_step_worker_function", _step_worker)
-        logging.getLogger(WORKFLOW_LOGGER).addFilter(_quiet_trip)
-
-    def unpatched(self) -> None:
-        logging.getLogger(WORKFLOW_LOGGER).removeFilter(_quiet_trip)
 
     def make_instrumentor(self) -> Any:
         from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
