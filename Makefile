@@ -103,18 +103,18 @@ $(OPENAI_V2_VENV)/.installed: pyproject.toml Makefile
 test-openai-v2: $(OPENAI_V2_VENV)/.installed
 	$(OPENAI_V2_VENV)/bin/python -m pytest -q -o addopts=-ra tests/openai_v2
 
-# OpenLLMetry's OpenAI, Anthropic, LangChain and OpenAI Agents instrumentations (Traceloop's
-# opentelemetry-instrumentation-openai, -anthropic, -langchain and -openai-agents) in their own venv (.venv/openllmetry):
-# they register the launcher's `openai`, `anthropic`, `langchain` and `openai_agents` entry points, as OpenInference's
-# do in the dev tier. Its tests (tests/openllmetry: plain tool loops with content tracing on and off, in process and
-# under opentelemetry-instrument; a LangGraph agent; an OpenAI Agents SDK agent) are ignored by the default suite; CI
-# runs this tier.
+# OpenLLMetry's OpenAI, Anthropic, LangChain, OpenAI Agents and LlamaIndex instrumentations (Traceloop's
+# opentelemetry-instrumentation-openai, -anthropic, -langchain, -openai-agents and -llamaindex) in their own venv
+# (.venv/openllmetry): they register the launcher's entry points for those frameworks, as OpenInference's do in the dev
+# tier. Its tests (tests/openllmetry: plain tool loops with content tracing on and off, in process and under
+# opentelemetry-instrument; LangGraph, OpenAI Agents SDK and LlamaIndex agents) are ignored by the default suite; CI
+# runs this tier. LlamaIndex's OpenAI integration holds openai below 3 here.
 OPENLLMETRY_VENV := $(VENV)/openllmetry
 $(OPENLLMETRY_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(OPENLLMETRY_VENV)
 	$(OPENLLMETRY_VENV)/bin/pip install -q --upgrade pip
 	$(OPENLLMETRY_VENV)/bin/pip install -q --no-compile \
-	  -e '.[openllmetry-openai,openllmetry-anthropic,openllmetry-langchain,openllmetry-openai-agents]' \
+	  -e '.[openllmetry-openai,openllmetry-anthropic,openllmetry-langchain,openllmetry-openai-agents,openllmetry-llama-index]' \
 	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
 	touch $@
 

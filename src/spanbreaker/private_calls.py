@@ -25,6 +25,8 @@ outer one's again once it returns.
 from __future__ import annotations
 
 import contextvars
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -88,3 +90,26 @@ class shown:
 
     def __exit__(self, *exc: object) -> None:
         _current.reset(self._token)
+
+
+MAX_OPEN_CALLS = 4096
+"""Calls an :class:`OpenCalls` keeps between their start and end (one whose end never comes is dropped oldest first)."""
+
+
+class OpenCalls:
+    """Tool calls whose span is open, by the framework's own id for the call (a LangChain run id, a LlamaIndex span
+    id): what the end of the call shows with its result, for adapters whose start and end are separate callbacks."""
+
+    def __init__(self) -> None:
+        self._calls: OrderedDict[Any, PrivateCall] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def keep(self, key: Any, call: PrivateCall) -> None:
+        with self._lock:
+            self._calls[key] = call
+            if len(self._calls) > MAX_OPEN_CALLS:
+                self._calls.popitem(last=False)
+
+    def take(self, key: Any) -> PrivateCall | None:
+        with self._lock:
+            return self._calls.pop(key, None)

@@ -50,6 +50,7 @@ APPS = {
     "openllmetry-langchain": Path(__file__).resolve().parent / "apps" / "langgraph_app.py",
     "openllmetry-anthropic": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "openllmetry-openai-agents": Path(__file__).resolve().parent / "apps" / "openai_agents_app.py",
+    "openllmetry-llama-index": Path(__file__).resolve().parent / "apps" / "llama_index_app.py",
 }
 DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_fixation", "langgraph": "tool_repeat",
             "llama-index": "tool_repeat", "openai-agents": "tool_repeat", "pydantic-ai": "tool_repeat",
@@ -57,13 +58,14 @@ DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_
             "anthropic": "tool_repeat", "litellm": "tool_repeat", "google-genai": "tool_repeat",
             "bedrock": "tool_repeat", "dspy": "tool_repeat", "haystack": "tool_repeat", "openai-v2": "tool_repeat",
             "openllmetry-openai": "tool_repeat", "openllmetry-langchain": "tool_repeat",
-            "openllmetry-anthropic": "tool_repeat", "openllmetry-openai-agents": "tool_repeat"}
+            "openllmetry-anthropic": "tool_repeat", "openllmetry-openai-agents": "tool_repeat",
+            "openllmetry-llama-index": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
              "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20,
              "litellm": 20, "google-genai": 20, "bedrock": 20, "dspy": 20, "haystack": 20, "openai-v2": 20,
              "openllmetry-openai": 20, "openllmetry-langchain": 8,
-             "openllmetry-anthropic": 20, "openllmetry-openai-agents": 20}
-EXCEPTION = {"llama-index": "LlamaIndexTripped"}
+             "openllmetry-anthropic": 20, "openllmetry-openai-agents": 20, "openllmetry-llama-index": 20}
+EXCEPTION = {"llama-index": "LlamaIndexTripped", "openllmetry-llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
 SETTINGS = {"openai": {"LAUNCHER_APP_CLIENT": "openai"},
@@ -202,14 +204,14 @@ AGENT_KIND = {"llama-index": ("openinference.span.kind", "CHAIN"), "dspy": ("ope
               "bedrock": ("openinference.span.kind", "LLM"), "openllmetry-openai": ("gen_ai.operation.name", "chat"),
               "openllmetry-langchain": ("gen_ai.operation.name", "execute_tool"),
               "openllmetry-anthropic": ("gen_ai.operation.name", "chat"),
-              "openllmetry-openai-agents": ("gen_ai.operation.name", "invoke_agent")}
+              "openllmetry-openai-agents": ("gen_ai.operation.name", "invoke_agent"),
+              "openllmetry-llama-index": ("traceloop.span.kind", "workflow")}
 """The attribute and value of the framework's agent spans, where not OpenInference's AGENT kind (the LlamaIndex
 instrumentor marks a workflow agent's run and steps CHAIN, the DSPy one every module, ``ReAct.forward`` too, the
-Haystack one every component, ``Agent.run`` too;
-pydantic-ai's, Strands' and Agent Framework's own spans follow the GenAI conventions, as do OpenLLMetry's OpenAI
-Agents spans). The Anthropic, Gemini,
-Bedrock and OpenLLMetry OpenAI and Anthropic apps run their loops with no span around them: model calls alone;
-OpenLLMetry's LangChain spans carry no agent kind: its tool calls, by their GenAI operation."""
+Haystack one every component, ``Agent.run`` too; pydantic-ai's, Strands' and Agent Framework's own spans follow the
+GenAI conventions, as do OpenLLMetry's OpenAI Agents spans). The Anthropic, Gemini, Bedrock and OpenLLMetry OpenAI and
+Anthropic apps run their loops with no span around them: model calls alone. OpenLLMetry's LangChain and LlamaIndex
+spans carry no agent kind: its tool calls, by their GenAI operation; its workflow run, by its Traceloop kind."""
 
 
 def assert_tripped_spans(spans: list[ReceivedSpan], framework: str = "smolagents") -> None:

@@ -1,7 +1,7 @@
 """``opentelemetry-instrument python <app>`` with OpenLLMetry's instrumentors (their entry points load them, as
 ``Traceloop.init()`` would switch them on): apps that know nothing about spanbreaker are stopped, content tracing on or
 off. A plain OpenAI or Anthropic loop at the sixth model call, with or without a span of its own around it; a
-LangGraph agent and an OpenAI Agents SDK agent at the fifth identical call."""
+LangGraph, an OpenAI Agents SDK and a LlamaIndex agent at the fifth identical call."""
 
 from __future__ import annotations
 
@@ -41,22 +41,24 @@ def test_launcher_stops_a_plain_anthropic_loop_traced_by_openllmetry(tmp_path: P
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
 
 
-AGENT_APPS = {"langgraph": ("langgraph_app.py", "execute_tool search"),
-              "openai-agents": ("openai_agents_app.py", "order_status.tool")}
-"""Agent apps by framework: (the app, the name of its tool call spans under OpenLLMetry's instrumentor)."""
+AGENT_APPS = {"langgraph": ("langgraph_app.py", "execute_tool search", "Tripped"),
+              "openai-agents": ("openai_agents_app.py", "order_status.tool", "Tripped"),
+              "llama-index": ("llama_index_app.py", "FunctionTool.task", "LlamaIndexTripped")}
+"""Agent apps by framework: (the app, the name of its tool call spans under OpenLLMetry's instrumentor, what the
+caller catches)."""
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("content", ["true", "false"], ids=["content-on", "content-off"])
 @pytest.mark.parametrize("framework", list(AGENT_APPS))
 def test_launcher_stops_a_looping_agent_traced_by_openllmetry(tmp_path: Path, framework: str, content: str) -> None:
-    """The launcher loads OpenLLMetry's LangChain or OpenAI Agents instrumentor by its entry point and spanbreaker's
-    adapter with it: the 5th identical call is vetoed before it runs, content tracing on or off."""
-    app, tool_span = AGENT_APPS[framework]
+    """The launcher loads OpenLLMetry's LangChain, OpenAI Agents or LlamaIndex instrumentor by its entry point and
+    spanbreaker's adapter with it: the 5th identical call is vetoed before it runs, content tracing on or off."""
+    app, tool_span, exception = AGENT_APPS[framework]
     done = launch_dev(app, tmp_path, disabled="", TRACELOOP_TRACE_CONTENT=content)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = done.summary
-    assert (summary["outcome"], summary["exception"], summary["detector"]) == ("stopped", "Tripped", "tool_repeat")
+    assert (summary["outcome"], summary["exception"], summary["detector"]) == ("stopped", exception, "tool_repeat")
     assert summary["tool_calls"] == 4, summary
     assert done.stdout.count(f'"name": "{tool_span}"') == 5 and '"spanbreaker.blocked": true' in done.stdout
     assert "Traceback" not in done.stderr, done.stderr[-3000:]

@@ -30,6 +30,7 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.openllmetry_langchain",
     "spanbreaker.adapters.openllmetry_anthropic",
     "spanbreaker.adapters.openllmetry_openai_agents",
+    "spanbreaker.adapters.openllmetry_llama_index",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})

@@ -23,13 +23,11 @@ adapter logs a warning and leaves the instrumentor as it is.
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from ..conventions import genai as ga
 from ..conventions import openllmetry as ol
-from ..private_calls import PrivateCall, shown
+from ..private_calls import OpenCalls, PrivateCall, shown
 from ._patching import PatchingAdapter
 from .base import PatchLog, PendingAttributes, StartAttributes
 
@@ -39,29 +37,7 @@ PACKAGE = "opentelemetry.instrumentation.langchain"
 HANDLER = "opentelemetry.instrumentation.langchain.callback_handler"
 CALLBACKS = ("on_chat_model_start", "on_llm_start", "on_tool_start", "on_tool_end", "on_tool_error")
 _PENDING = PendingAttributes("spanbreaker_openllmetry_langchain_start")
-MAX_OPEN_CALLS = 4096
-"""Tool calls kept between their start and end callbacks (one whose end never comes is dropped oldest first)."""
-
-
-class _OpenCalls:
-    """Tool calls whose span is open, by LangChain run id: what the end callback shows with the result."""
-
-    def __init__(self) -> None:
-        self._calls: OrderedDict[Any, PrivateCall] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def keep(self, run_id: Any, call: PrivateCall) -> None:
-        with self._lock:
-            self._calls[run_id] = call
-            if len(self._calls) > MAX_OPEN_CALLS:
-                self._calls.popitem(last=False)
-
-    def take(self, run_id: Any) -> PrivateCall | None:
-        with self._lock:
-            return self._calls.pop(run_id, None)
-
-
-_OPEN = _OpenCalls()
+_OPEN = OpenCalls()
 
 
 def _at_start(handler: Any, attributes: dict[str, Any]) -> dict[str, Any]:
