@@ -89,7 +89,9 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
             for LangChain and LangGraph, ``"openai_agents"``, ``"pydantic_ai"``,
             ``"llama_index"``, ``"crewai"``, ``"strands"``, ``"litellm"``, ``"bedrock"`` for boto3's
             ``bedrock-runtime`` client, ``"autogen"``, ``"dspy"``, ``"haystack"``, ``"agent_framework"``,
-            ``"google_adk"``, ``"openai_v2"`` for OpenTelemetry's own OpenAI instrumentation); all installed ones
+            ``"google_adk"``, ``"openai_v2"`` for OpenTelemetry's own OpenAI instrumentation, and
+            ``"openllmetry_openai"``, ``"openllmetry_anthropic"``, ``"openllmetry_langchain"``,
+            ``"openllmetry_openai_agents"``, ``"openllmetry_llama_index"`` for OpenLLMetry's); all installed ones
             when omitted.
             Instrumenting a framework imports it, and some are slow to import: an application using one framework
             need not pay for the others it happens to have installed.
