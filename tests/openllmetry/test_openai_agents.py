@@ -15,7 +15,16 @@ from typing import Any
 
 import openai
 import pytest
-from agents import Agent, MaxTurnsExceeded, OpenAIResponsesModel, RunConfig, Runner, function_tool, set_trace_processors
+from agents import (
+    Agent,
+    MaxTurnsExceeded,
+    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
+    RunConfig,
+    Runner,
+    function_tool,
+    set_trace_processors,
+)
 from opentelemetry.instrumentation.openai_agents import OpenAIAgentsInstrumentor
 
 import spanbreaker
@@ -45,8 +54,9 @@ def make_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
     set_trace_processors([])
 
 
-def weather_agent(rig: Rig, script: Callable[[list[Any]], Reply],
-                  answer: Callable[[str, int], Any] | None = None) -> tuple[Agent[Any], ScriptedModel]:
+def weather_agent(rig: Rig, script: Callable[[list[Any]], Reply], answer: Callable[[str, int], Any] | None = None,
+                  api: Any = OpenAIResponsesModel) -> tuple[Agent[Any], ScriptedModel]:
+    """An agent with one search tool on the SDK's model class ``api`` (Responses or Chat Completions)."""
     model = ScriptedModel(script)
     client = model.client(openai.AsyncOpenAI, asynchronous=True, api_key="offline",
                           base_url="http://scripted.invalid/v1")
@@ -56,8 +66,7 @@ def weather_agent(rig: Rig, script: Callable[[list[Any]], Reply],
         """Search the web."""
         return search_body(rig, query, answer)
 
-    return Agent(name="Weather agent", instructions="Answer.", tools=[search],
-                 model=OpenAIResponsesModel("gpt-4o-mini", client)), model
+    return Agent(name="Weather agent", instructions="Answer.", tools=[search], model=api("gpt-4o-mini", client)), model
 
 
 def loop(_items: list[Any]) -> Reply:
@@ -143,12 +152,17 @@ def test_healthy_and_wide_runs_are_quiet(make_env: Callable[..., Rig], asked: li
     rig.assert_nothing_lost()
 
 
-def test_the_token_budget_counts_the_responses_usage(make_env: Callable[..., Rig]) -> None:
+@pytest.mark.parametrize("api", [OpenAIResponsesModel, OpenAIChatCompletionsModel], ids=["responses", "chat"])
+def test_the_token_budget_counts_each_model_calls_usage(make_env: Callable[..., Rig], api: Any) -> None:
+    """``max_tokens=500``; the scripted model reports 140, 260, then 380 tokens: the third call's end reaches the
+    budget and the call after it is vetoed. With Chat Completions the instrumentor records no usage (it reads a
+    ``response`` that model's SDK span does not have); the adapter puts the usage the SDK recorded on the span."""
     rig = make_env(max_tokens=500)
-    agent, _model = weather_agent(rig, queries(WIDE), answer=lambda query, n: f"{query}: UTC+{n}")
+    agent, model = weather_agent(rig, queries(WIDE), answer=lambda query, n: f"{query}: UTC+{n}", api=api)
     with pytest.raises(spanbreaker.Tripped) as caught:
         Runner.run_sync(agent, "Timezones?", max_turns=30)
-    assert caught.value.detector == "token_budget" and len(rig.ran(Kind.LLM)) < 7
+    assert caught.value.detector == "token_budget" and model.calls == 3
+    assert all((s.attributes or {}).get("gen_ai.usage.input_tokens") for s in rig.ran(Kind.LLM))
     rig.assert_nothing_lost()
 
 

@@ -16,6 +16,12 @@ nothing is added to the spans. A steer raised where the call's span starts is ke
 (:func:`~._agents_sdk.keep_steer` around the processor's ``_start_function_span``: its ``on_span_start`` would log and
 swallow it), and the call returns the steer's message without running.
 
+With the SDK's Chat Completions model (``OpenAIChatCompletionsModel``, and every provider reached through it) the
+instrumentor records no token usage: it reads the usage from the SDK span's ``response``, which the model's
+``GenerationSpanData`` does not have (it carries ``usage`` itself), so token and cost budgets never saw those calls.
+The usage the SDK recorded is put on the span as the instrumentor puts a response's (``gen_ai.usage.input_tokens``
+and ``.output_tokens``) when the span ends (:func:`_usage_at_end`).
+
 The instrumentor itself is the application's to switch on (``OpenAIAgentsInstrumentor().instrument()``,
 ``Traceloop.init()`` or the launcher); this adapter only patches, when the instrumentor's package is imported.
 """
@@ -23,13 +29,35 @@ The instrumentor itself is the application's to switch on (``OpenAIAgentsInstrum
 from __future__ import annotations
 
 import importlib
+import logging
+from typing import Any
 
+from ..conventions import genai as ga
 from ._agents_sdk import TOOL_CALLS, keep_steer
 from ._patching import PatchingAdapter
 from .base import PatchLog
 
 PACKAGE = "opentelemetry.instrumentation.openai_agents"
 HOOKS = "opentelemetry.instrumentation.openai_agents._hooks"
+logger = logging.getLogger("spanbreaker")
+
+
+def _usage_at_end(wrapped: Any, processor: Any, args: Any, kwargs: Any) -> Any:
+    """Around the processor's ``_end_generation_span(otel_span, span_data, trace_content)``: a model call without a
+    ``response`` (Chat Completions) gets the token usage its SDK span recorded, as a response's would have given."""
+    result = wrapped(*args, **kwargs)
+    try:
+        span = args[0] if args else kwargs.get("otel_span")
+        data = args[1] if len(args) > 1 else kwargs.get("span_data")
+        usage = getattr(data, "usage", None)
+        if getattr(data, "response", None) is None and isinstance(usage, dict) and span.is_recording():
+            for key, attribute in (("input_tokens", ga.INPUT_TOKENS), ("output_tokens", ga.OUTPUT_TOKENS)):
+                value = usage.get(key)
+                if type(value) is int and value >= 0:
+                    span.set_attribute(attribute, value)
+    except Exception:  # an odd span: its usage stays unknown
+        logger.debug("spanbreaker could not read an OpenAI Agents model call's usage", exc_info=True)
+    return result
 
 
 class OpenLLMetryOpenAIAgentsAdapter(PatchingAdapter):
@@ -41,10 +69,13 @@ class OpenLLMetryOpenAIAgentsAdapter(PatchingAdapter):
 
     def patch(self, patches: PatchLog) -> None:
         processor = importlib.import_module(HOOKS).OpenTelemetryTracingProcessor
-        if not callable(getattr(processor, "_start_function_span", None)):
-            raise RuntimeError("OpenTelemetryTracingProcessor has no _start_function_span")
+        missing = [name for name in ("_start_function_span", "_end_generation_span")
+                   if not callable(getattr(processor, name, None))]
+        if missing:
+            raise RuntimeError(f"OpenTelemetryTracingProcessor has no {missing}")
         TOOL_CALLS.hold(self.name, patches)
         patches.wrap(processor, "_start_function_span", keep_steer)
+        patches.wrap(processor, "_end_generation_span", _usage_at_end)
 
 
 ADAPTER = OpenLLMetryOpenAIAgentsAdapter()
