@@ -65,3 +65,37 @@ def test_a_tools_own_json_that_starts_the_same_way_is_read_as_it_is() -> None:
     assert openllmetry.tool_result('{"output": not json') is None
     attributes = {"gen_ai.tool.name": "t", "gen_ai.tool.call.arguments": "{}", "gen_ai.tool.call.result": own}
     assert read(attributes)[2] == own
+
+
+# ------------------------------------------------------------------------------------------------- LlamaIndex
+def llama_span(query: str, output: str = "Paris weather: sunny, 20C") -> dict[str, str]:
+    """A tool span as OpenLLMetry's LlamaIndex instrumentor records it (content on), started by the adapter."""
+    envelope = {"blocks": [{"block_type": "text", "text": output}], "tool_name": "search",
+                "raw_input": {"args": [], "kwargs": {"query": query}}, "raw_output": output, "is_error": False}
+    return {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search",
+            "traceloop.span.kind": "task", "traceloop.entity.input": json.dumps({"kwargs": {"query": query}}),
+            "traceloop.entity.output": json.dumps(envelope)}
+
+
+def test_llama_index_records_read_as_the_adapter_shows_the_call() -> None:
+    """The bound arguments' record reads as the adapter's in-process call; the result is the ToolOutput's raw output,
+    so two different queries returning one text read the same result, and two alike read the same call."""
+    call = tool_start("FunctionTool.task", llama_span("weather in Paris"), frozenset(), CAP)
+    shown = tool_start("FunctionTool.task", {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search",
+                                             "gen_ai.tool.call.arguments": openllmetry.llama_index_call(
+                                                 (), {"query": "weather in Paris"})}, frozenset(), CAP)
+    assert call.args_known and call.key == shown.key
+    first, other = read(llama_span("weather in Paris")), read(llama_span("weather in Rome"))
+    assert first[0] != other[0] and first[1:] == other[1:] and first[2] == "Paris weather: sunny, 20C"
+    assert openllmetry.llama_index_arguments(json.dumps({"args": [1], "kwargs": {}})) == '{"args": [1], "kwargs": {}}'
+
+
+def test_a_task_record_of_another_shape_is_read_as_it_is() -> None:
+    """A bound-arguments record with other keys, or without keyword arguments, is no LlamaIndex tool record."""
+    assert openllmetry.llama_index_arguments(json.dumps({"kwargs": {"q": 1}, "self": "FunctionTool"})) is None
+    assert openllmetry.llama_index_arguments(json.dumps({"args": [1]})) is None
+    assert openllmetry.llama_index_arguments(json.dumps({"kwargs": "text"})) is None
+    own = json.dumps({"kwargs": {"q": 1}, "extra": True})
+    call = tool_start("FunctionTool.task", {"gen_ai.tool.name": "search", "traceloop.entity.input": own},
+                      frozenset(), CAP)
+    assert call.raw_args == own

@@ -9,11 +9,15 @@ Everything is real LlamaIndex and the real instrumentor; the scripted LLM of the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from google.protobuf.json_format import MessageToDict
 from llama_index.core.instrumentation import get_dispatcher
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor
 from opentelemetry.instrumentation.llamaindex.dispatcher_wrapper import (
     OpenLLMetryEventHandler,
@@ -23,6 +27,7 @@ from workflows.errors import WorkflowRuntimeError
 
 import spanbreaker
 from spanbreaker.adapters.openllmetry_llama_index import ADAPTER
+from spanbreaker.replay import replay
 from spanbreaker.signals import Kind
 
 from ..genai_rig import Rig, instrumentor_rigs
@@ -158,3 +163,21 @@ def test_react_and_multi_agent_loops_are_stopped(make_env: Callable[..., Rig], b
     assert caught.value.detector == "tool_repeat" and calls.tools == LOOP_TOOL_CALLS
     rig.assert_nothing_lost()
     one_trace(rig)
+
+
+def test_the_exported_spans_replay_to_the_live_trip(make_env: Callable[..., Rig], tmp_path: Path) -> None:
+    """Observe mode, content on: the run goes on to LlamaIndex's limit, the breaker recording where it would have
+    stopped it. Its spans, exported through the real OTLP encoder, replay to the same trip (the records read as the
+    adapter showed the calls live)."""
+    rig = make_env(mode="observe")
+    agent, calls = build("loop")
+    with pytest.raises(WorkflowRuntimeError, match="Max iterations"):
+        run(agent)
+    assert calls.tools == LOOP_LIMIT
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(MessageToDict(encode_spans(rig.spans()))))
+    (result,) = replay([path])
+    live = rig.processor.trip_record(result.trace_id)
+    assert live is not None and result.tripped and result.detector == "tool_repeat"
+    assert (result.reason, result.span_name, result.tool_calls_after) == (live.reason, live.span_name,
+                                                                          live.tool_calls_after)

@@ -26,11 +26,11 @@ dropped span is ended with its error. The 5th identical call is vetoed before it
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 from typing import Any
 
 from ..conventions import genai as ga
+from ..conventions import openllmetry as ol
 from ..conventions.llama_index import MODEL_CALLS
 from ..errors import Steered, Tripped
 from ..private_calls import OpenCalls, PrivateCall, shown
@@ -47,10 +47,6 @@ _OPEN = OpenCalls()
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion"})
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
 def _start(handler: Any, id_: str, bound_args: Any, instance: Any,
            parent_id: Any) -> tuple[dict[str, Any] | None, PrivateCall | None]:
     """The start attributes of a tool or model call's span (None for any other), and a tool call to show."""
@@ -61,8 +57,7 @@ def _start(handler: Any, id_: str, bound_args: Any, instance: Any,
     if isinstance(instance, BaseTool) and method in ("call", "acall"):
         name = str(instance.metadata.get_name())
         arguments = dict(bound_args.arguments) if bound_args is not None else {}
-        kwargs, args = arguments.get("kwargs") or {}, arguments.get("args") or ()
-        call = PrivateCall(name, _text(kwargs if not args else {"args": list(args), "kwargs": kwargs}))
+        call = PrivateCall(name, ol.llama_index_call(arguments.get("args") or (), arguments.get("kwargs")))
         return {ga.OPERATION: "execute_tool", ga.TOOL_NAME: name}, call
     if isinstance(instance, LLM) and method in MODEL_CALLS:
         parent = handler.open_spans.get(parent_id) if parent_id else None
@@ -104,7 +99,7 @@ def _result_text(result: Any) -> str | None:
     """A tool's result as the breaker compares it: the ``ToolOutput``'s ``raw_output`` (text as it is, anything else
     as JSON), as :func:`spanbreaker.conventions.llama_index.tool_result` reads OpenInference's record of it."""
     raw = getattr(result, "raw_output", result)
-    return None if raw is None else _text(raw)
+    return None if raw is None else ol.as_text(raw)
 
 
 def _exit_span(wrapped: Any, handler: Any, args: Any, kwargs: Any) -> Any:

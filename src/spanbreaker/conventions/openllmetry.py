@@ -1,5 +1,6 @@
-"""OpenLLMetry (Traceloop's ``opentelemetry-instrumentation-langchain``): the envelopes around a LangChain tool call's
-arguments and result on its ``execute_tool <name>`` span.
+"""OpenLLMetry (Traceloop's instrumentations): the envelopes around a tool call's arguments and result.
+
+**LangChain** (``opentelemetry-instrumentation-langchain``): the records on its ``execute_tool <name>`` span.
 
 Measured on opentelemetry-instrumentation-langchain 0.62.4 with langgraph 1.2 and langchain-core 1.8 (``docs/
 conformance.md``, ``tests/openllmetry``). The span is a tool call by its GenAI name; ``gen_ai.tool.call.arguments``
@@ -12,8 +13,16 @@ whole record, set while content tracing is on (``TRACELOOP_TRACE_CONTENT``, its 
 * result: ``{"output": <the ToolMessage, serialised>, "kwargs": {...}}``, the message carrying the per-call
   ``tool_call_id``. The result is the message's content.
 
+**LlamaIndex** (``opentelemetry-instrumentation-llamaindex``, 0.62.4 with llama-index-core 0.14): a tool span
+(``FunctionTool.task``, a tool call by the GenAI operation spanbreaker's adapter starts it with) carries the call's
+bound arguments as ``traceloop.entity.input``, ``{"kwargs": {...}}`` (and ``"args": [...]`` when positional ones were
+given), and the ``ToolOutput`` as ``traceloop.entity.output`` (its ``raw_output`` read as OpenInference's record of it
+is, :mod:`.llama_index`), both only while content tracing is on. The call is its keyword arguments
+(:func:`llama_index_call`), as the adapter shows it in process, so a replay of the exported spans reads what the live
+breaker read.
+
 Only a document of exactly these keys is unwrapped (a tool's own JSON that happens to start the same way is read as it
-is). Pure functions of plain values: no LangChain import here.
+is). Pure functions of plain values: no LangChain or LlamaIndex import here.
 """
 
 from __future__ import annotations
@@ -34,7 +43,12 @@ TOOL_INPUT = '{"input_str": '
 """How the instrumentor's record of a tool call's input begins."""
 TOOL_OUTPUT = '{"output": '
 """How the instrumentor's record of a tool call's output begins."""
+ENTITY_INPUT = "traceloop.entity.input"
+ENTITY_OUTPUT = "traceloop.entity.output"
+"""Where the LlamaIndex instrumentor records a call's bound arguments and its result (its LangChain one, too, beside
+the GenAI keys, which are read first)."""
 _INPUT_KEYS = frozenset({"input_str", "tags", "metadata", "inputs", "kwargs"})
+_BOUND_KEYS = frozenset({"args", "kwargs"})
 _OUTPUT_KEYS = frozenset({"output", "kwargs"})
 ENVELOPE_CHARS = 1 << 20
 """Records longer than this are not parsed (the readers cut what they keep anyway)."""
@@ -57,7 +71,8 @@ def _document(text: str, keys: frozenset[str], required: str) -> dict[str, Any] 
     return document
 
 
-def _text(value: Any) -> str:
+def as_text(value: Any) -> str:
+    """A value as the breaker compares it: text as it is, anything else as JSON with sorted keys."""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
@@ -66,8 +81,8 @@ def call_text(input_str: Any, inputs: Any) -> str:
     ``input_str``. The same from the record on the span (:func:`tool_arguments`) and from the callback itself (the
     OpenLLMetry LangChain adapter, which shows it as the span starts)."""
     if isinstance(inputs, dict) and inputs:
-        return _text(inputs)
-    return _text(input_str)
+        return as_text(inputs)
+    return as_text(input_str)
 
 
 def tool_arguments(text: str) -> str | None:
@@ -82,10 +97,10 @@ def result_text(output: Any) -> str:
     if isinstance(output, dict) and output.get("lc") == 1:
         kwargs = output.get("kwargs")
         if isinstance(kwargs, dict) and "content" in kwargs:
-            return _text(kwargs["content"])
+            return as_text(kwargs["content"])
     elif not isinstance(output, str | dict | list) and hasattr(output, "content"):  # the message object
-        return _text(output.content)
-    return _text(output)
+        return as_text(output.content)
+    return as_text(output)
 
 
 def tool_result(text: str) -> str | None:
@@ -93,3 +108,21 @@ def tool_result(text: str) -> str | None:
     such record."""
     document = _document(text, _OUTPUT_KEYS, "output")
     return None if document is None else result_text(document["output"])
+
+
+def llama_index_call(args: Any, kwargs: Any) -> str:
+    """A LlamaIndex tool call as the breaker keys it: its keyword arguments, with its positional ones only when it
+    had any. The same from the record on the span (:func:`llama_index_arguments`) and from the call itself (the
+    OpenLLMetry LlamaIndex adapter, which shows it as the span starts)."""
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    return as_text({"args": list(args), "kwargs": kwargs} if args else kwargs)
+
+
+def llama_index_arguments(text: str) -> str | None:
+    """The call in the LlamaIndex instrumentor's record of a tool's bound arguments (:func:`llama_index_call`); None
+    when ``text`` is no such record."""
+    document = _document(text, _BOUND_KEYS, "kwargs")
+    if document is None or not isinstance(document["kwargs"], dict):
+        return None
+    args = document.get("args") or ()
+    return llama_index_call(args if isinstance(args, list) else (), document["kwargs"])

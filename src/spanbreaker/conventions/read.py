@@ -79,8 +79,13 @@ def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozense
     if raw is None:
         raw = unredacted(pick(attributes, ga.TOOL_ARGUMENTS, fw.LEGACY_TOOL_ARGUMENTS, oi.TOOL_PARAMETERS))
         if raw is None:
-            return tool, None
-        if type(raw) is str and raw.startswith(ol.TOOL_INPUT):  # OpenLLMetry's LangChain record: the call in it
+            raw = attributes.get(ol.ENTITY_INPUT)
+            if raw is None:
+                return tool, None
+            if type(raw) is str:  # OpenLLMetry's LlamaIndex record of the bound arguments: the call in it
+                call = ol.llama_index_arguments(raw)
+                raw = raw if call is None else call
+        elif type(raw) is str and raw.startswith(ol.TOOL_INPUT):  # OpenLLMetry's LangChain record: the call in it
             call = ol.tool_arguments(raw)
             raw = raw if call is None else call
     elif raw == oi.REDACTED:  # hidden by the instrumentor: unknown (tool.parameters is the schema, not the call)
@@ -143,6 +148,8 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
     raw = attributes.get(oi.OUTPUT)  # the OpenInference key first: one lookup on the common path
     if raw is None:
         raw = unredacted(pick(attributes, ga.TOOL_RESULT, fw.LEGACY_TOOL_RESULT))
+        if raw is None:
+            raw = attributes.get(ol.ENTITY_OUTPUT)  # OpenLLMetry's LlamaIndex record: a ToolOutput, unwrapped below
         if type(raw) is str and raw.startswith(ol.TOOL_OUTPUT):  # OpenLLMetry's LangChain record: the result in it
             result = ol.tool_result(raw)
             raw = raw if result is None else result
