@@ -7,6 +7,7 @@ own ``uninstrument`` leaves its wrappers in place (0.62.4 passes ``unwrap`` a do
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import openai.resources.chat.completions as chat
@@ -37,15 +38,24 @@ def _as_defined() -> dict[Any, dict[str, Any]]:
 LANGCHAIN_AS_DEFINED = _as_defined()
 
 
+@contextmanager
+def content_rigs(monkeypatch: pytest.MonkeyPatch, adapter: Any, instrumentor: Callable[[], Any],
+                 restore: dict[Any, dict[str, Any]] | None = None) -> Iterator[Callable[..., Rig]]:
+    """:func:`~tests.genai_rig.instrumentor_rigs` with OpenLLMetry's content tracing set per rig: ``make(content=
+    "content on", instrumentor_first=False, **config)``."""
+    with instrumentor_rigs(adapter, instrumentor, restore) as rig_for:
+
+        def make(content: str = "content on", instrumentor_first: bool = False, **config: Any) -> Rig:
+            monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", CONTENT[content])
+            return rig_for(instrumentor_first, **config)
+
+        yield make
+
+
 @pytest.fixture
 def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
-    """``make(content="content on", openai_first=False)``: a rig with the breaker's adapter and the instrumentor on,
-    in that order (or the instrumentor first, as an application that instrumented it before spanbreaker)."""
-    with instrumentor_rigs(ADAPTER, OpenAIInstrumentor, {owner: {"create": create} for owner, create in PLAIN.items()}
-                           ) as rig_for:
-
-        def make(content: str = "content on", openai_first: bool = False, **config: Any) -> Rig:
-            monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", CONTENT[content])
-            return rig_for(openai_first, **config)
-
+    """``make(content="content on", instrumentor_first=False)``: a rig with the breaker's adapter and the instrumentor
+    on, in that order (or the instrumentor first, as an application that instrumented it before spanbreaker)."""
+    with content_rigs(monkeypatch, ADAPTER, OpenAIInstrumentor,
+                      {owner: {"create": create} for owner, create in PLAIN.items()}) as make:
         yield make

@@ -19,10 +19,10 @@ from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
 import spanbreaker
 from spanbreaker.adapters.openllmetry_anthropic import ADAPTER
 
-from ..genai_rig import WIDE, Rig, instrumentor_rigs
+from ..genai_rig import WIDE, Rig
 from ..openai_client.loop import TURNS
 from ..openai_client.scripted import Reply, ScriptedModel
-from .conftest import CONTENT
+from .conftest import CONTENT, content_rigs
 
 TOOLS: Any = [{"name": "search", "input_schema": {"type": "object", "properties": {"query": {"type": "string"}}}}]
 MODEL = "claude-sonnet-4-5"
@@ -30,12 +30,7 @@ MODEL = "claude-sonnet-4-5"
 
 @pytest.fixture
 def instrumented(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
-    with instrumentor_rigs(ADAPTER, AnthropicInstrumentor) as rig_for:
-
-        def make(content: str = "content on", instrumentor_first: bool = False) -> Rig:
-            monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", CONTENT[content])
-            return rig_for(instrumentor_first)
-
+    with content_rigs(monkeypatch, ADAPTER, AnthropicInstrumentor) as make:
         yield make
 
 

@@ -30,7 +30,7 @@ from spanbreaker.adapters.openllmetry_llama_index import ADAPTER
 from spanbreaker.replay import replay
 from spanbreaker.signals import Kind
 
-from ..genai_rig import Rig, instrumentor_rigs
+from ..genai_rig import Rig
 from ..llama_index.scripted import (
     ANSWERS,
     HEALTHY_QUERIES,
@@ -43,9 +43,9 @@ from ..llama_index.scripted import (
     build_react,
     run,
 )
+from .conftest import CONTENT, content_rigs
 
 pytestmark = pytest.mark.timeout(60)
-CONTENT = {"content on": "true", "content off": "false"}
 LOOP_TOOL_CALLS = 4
 """Tool executions a looping agent makes: the 5th identical call is vetoed before it runs."""
 
@@ -62,12 +62,7 @@ def _take_handlers_off() -> None:
 def make_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
     """``make(content="content on", **config)``: a rig with the adapter and the instrumentor on."""
     _take_handlers_off()
-    with instrumentor_rigs(ADAPTER, LlamaIndexInstrumentor) as rig_for:
-
-        def make(content: str = "content on", **config: Any) -> Rig:
-            monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", CONTENT[content])
-            return rig_for(**config)
-
+    with content_rigs(monkeypatch, ADAPTER, LlamaIndexInstrumentor) as make:
         yield make
     _take_handlers_off()
 

@@ -31,11 +31,11 @@ import spanbreaker
 from spanbreaker.adapters.openllmetry_openai_agents import ADAPTER
 from spanbreaker.signals import Kind
 
-from ..genai_rig import QUERIES, WIDE, Rig, instrumentor_rigs, search_body
+from ..genai_rig import QUERIES, WIDE, Rig, search_body
 from ..openai_client.scripted import Reply, ScriptedModel, tool_results
+from .conftest import CONTENT, content_rigs
 
 pytestmark = pytest.mark.timeout(60)
-CONTENT = {"content on": "true", "content off": "false"}
 
 
 @pytest.fixture
@@ -44,12 +44,7 @@ def make_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
     processors (its exporter to OpenAI's backend) are taken off first, and the instrumentor's after the test: its
     ``uninstrument`` leaves its processor on the SDK (0.62.4)."""
     set_trace_processors([])
-    with instrumentor_rigs(ADAPTER, OpenAIAgentsInstrumentor) as rig_for:
-
-        def make(content: str = "content on", **config: Any) -> Rig:
-            monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", CONTENT[content])
-            return rig_for(**config)
-
+    with content_rigs(monkeypatch, ADAPTER, OpenAIAgentsInstrumentor) as make:
         yield make
     set_trace_processors([])
 

@@ -56,7 +56,7 @@ def test_a_repeated_call_is_stopped_at_the_model_call_that_would_read_it(
 
 def test_the_instrumentor_instrumented_before_spanbreaker_is_read_the_same_way(
         instrumented: Callable[..., Rig]) -> None:
-    rig = instrumented(openai_first=True)
+    rig = instrumented(instrumentor_first=True)
     model = ScriptedModel(stuck)
     with pytest.raises(spanbreaker.Tripped):
         run_loop(rig, model, same_page, wrap=False)
