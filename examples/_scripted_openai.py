@@ -1,9 +1,10 @@
 """A scripted model, standing in for the LLM in the examples and tests of plain tool loops.
 
-It answers the real ``openai``, ``anthropic`` and ``google-genai`` clients' HTTP requests in process (an ``httpx``
-or ``httpx2`` transport: no socket, no network): OpenAI's Chat Completions and Responses endpoints, Anthropic's
-Messages, Gemini's ``generateContent``. boto3 sends through its own HTTP stack, which no such transport serves: for
-Bedrock Runtime's ``converse`` the model listens on loopback (:meth:`ScriptedModel.serve`, no network beyond it).
+It answers the real ``openai``, ``anthropic``, ``groq``, ``mistralai`` and ``google-genai`` clients' HTTP requests in
+process (an ``httpx`` or ``httpx2`` transport: no socket, no network): OpenAI's Chat Completions (Groq's and Mistral's
+are the same) and Responses endpoints, Anthropic's Messages, Gemini's ``generateContent``. boto3 sends through its own
+HTTP stack, which no such transport serves: for Bedrock Runtime's ``converse`` (and, in the tests, Ollama's
+``/api/chat``) the model listens on loopback (:meth:`ScriptedModel.serve`, no network beyond it).
 The script is a function of the request's messages (or input items, or contents) returning the next reply: tool
 calls ``[(name, arguments), ...]`` or a final text. Each reply reports token usage, as a real server does. A Chat
 Completions request with ``stream: true`` is answered with the reply's server-sent events (over the transport).
@@ -103,6 +104,8 @@ class ScriptedModel:
             return self._gemini(body)
         if path.endswith("/converse"):
             return self._converse(body)
+        if path == "/api/chat":
+            return self._ollama(body)
         return self._completion(body)
 
     def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -174,6 +177,14 @@ class ScriptedModel:
                 "stopReason": "end_turn" if isinstance(reply, str) else "tool_use",
                 "usage": {"inputTokens": 120 * self.calls, "outputTokens": 20, "totalTokens": 120 * self.calls + 20},
                 "metrics": {"latencyMs": 1}}
+
+    def _ollama(self, body: dict[str, Any]) -> dict[str, Any]:
+        reply = self.script(list(body.get("messages") or []))
+        message: dict[str, Any] = {"role": "assistant", "content": reply if isinstance(reply, str) else ""}
+        if not isinstance(reply, str):  # Ollama's tool calls carry no id, and their arguments as an object
+            message["tool_calls"] = [{"function": {"name": name, "arguments": arguments}} for name, arguments in reply]
+        return {"model": self.model, "created_at": "2026-11-27T00:00:00Z", "message": message, "done": True,
+                "done_reason": "stop", "prompt_eval_count": 120 * self.calls, "eval_count": 20}
 
     @contextlib.contextmanager
     def serve(self) -> Iterator[str]:

@@ -88,7 +88,8 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
         frameworks: adapter names to instrument (``"smolagents"``, ``"agno"``, ``"beeai"``, ``"langchain"``
             for LangChain and LangGraph, ``"openai_agents"``, ``"pydantic_ai"``,
             ``"llama_index"``, ``"crewai"``, ``"strands"``, ``"litellm"``, ``"bedrock"`` for boto3's
-            ``bedrock-runtime`` client, ``"autogen"``, ``"dspy"``, ``"haystack"``, ``"agent_framework"``,
+            ``bedrock-runtime`` client, ``"groq"``, ``"mistralai"``, ``"ollama"`` for those clients' OpenInference
+            instrumentors, ``"autogen"``, ``"dspy"``, ``"haystack"``, ``"agent_framework"``,
             ``"google_adk"``, ``"openai_v2"`` for OpenTelemetry's own OpenAI instrumentation, and
             ``"openllmetry_openai"``, ``"openllmetry_anthropic"``, ``"openllmetry_langchain"``,
             ``"openllmetry_openai_agents"``, ``"openllmetry_llama_index"`` for OpenLLMetry's); all installed ones

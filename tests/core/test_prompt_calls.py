@@ -278,6 +278,32 @@ def test_malformed_bedrock_converse_blocks_read_as_nothing() -> None:
             run_so_far(text)
 
 
+def ollama(turns: list[list[tuple[str, dict[str, Any], str]]], spacing: tuple[str, str] = (", ", ": ")) -> str:
+    """An Ollama ``/api/chat`` request (as OpenInference's Ollama instrumentor records it): per turn an assistant
+    message of ``tool_calls`` without ids, then one ``tool`` message per call, in order."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+    for turn in turns:
+        messages.append({"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": n, "arguments": a}} for n, a, _ in turn]})
+        messages += [{"role": "tool", "content": r, "tool_name": n} for n, _, r in turn]
+    return json.dumps({"model": "llama3.1", "messages": messages}, separators=spacing)
+
+
+def test_ollama_tool_calls_answered_in_order() -> None:
+    """No call ids: the n-th ``tool`` message answers the n-th call; either JSON spacing is read."""
+    for spacing in ((", ", ": "), (",", ":")):
+        text = ollama([[("search", {"q": "a"}, "one"), ("open", {"url": "u"}, "two")]], spacing)
+        assert last_turn(text) == (1, [PromptCall("", "search", '{"q": "a"}', "one"),
+                                       PromptCall("", "open", '{"url": "u"}', "two")])
+    text = ollama([[("search", {"q": "a"}, "same")] for _ in range(3)])
+    assert [(p, [c.result for c in calls]) for p, calls in run_so_far(text)] == [
+        (1, ["same"]), (3, ["same"]), (5, ["same"])]
+    unanswered = json.loads(text)
+    unanswered["messages"].append({"role": "assistant", "content": "", "tool_calls": [
+        {"function": {"name": "search", "arguments": {"q": "b"}}}]})
+    assert last_turn(json.dumps(unanswered)) is None, "a turn whose calls are not answered yet implies nothing"
+
+
 def flat(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """OpenInference's flattened input messages, as an instrumentor sets them on a span."""
     attributes: dict[str, Any] = {"openinference.span.kind": "LLM"}

@@ -27,6 +27,9 @@ Shapes read (only the turns read are decoded; the rest of the history is skipped
   request's ``messages``): an ``assistant`` message whose ``content`` holds ``toolUse`` blocks (``toolUseId``,
   ``name``, ``input``), then a ``user`` message of ``toolResult`` blocks (``toolUseId``, ``content``: ``text`` or
   ``json`` blocks, ``status``: ``error`` marks a failed call);
+* Ollama (``ollama.Client.chat``; OpenInference's ``input.value`` is ``{"messages": [...], ...}``): an ``assistant``
+  message with ``tool_calls`` (``{"function": {"name", "arguments"}}``, no call id), then ``tool`` messages
+  (``content``, ``tool_name``) answering the calls in order;
 * a bare JSON array of messages in any of these forms (what some instrumentors record);
 * OpenInference's flattened ``llm.input_messages.*`` attributes, where no request text is on the span yet
   (Google GenAI's instrumentor sets its request text only at the end);
@@ -56,9 +59,10 @@ from . import tool_text
 NAME = "prompt_calls"
 
 MARKERS = ('"tool_call_id"', '"tool_use_id"', '"tool_call_response"', '"function_call_output"',
-           '"function_response"', '"functionResponse"', '"toolResult"', *tool_text.STRUCTURED_REASKS)
+           '"function_response"', '"functionResponse"', '"toolResult"', '"role": "tool"', '"role":"tool"',
+           *tool_text.STRUCTURED_REASKS)
 """Keys only a tool result carries in each shape, and the openings of a structured-output re-ask: a prompt without
-any of them answers no tool call, and is not decoded at all (a chat without tools costs ten substring scans per
+any of them answers no tool call, and is not decoded at all (a chat without tools costs a dozen substring scans per
 model call)."""
 STRUCTURED_OUTPUT = "structured_output"
 """The tool name a re-asked structured output is read under (a JSON mode's answer is no tool call of its own)."""
@@ -381,6 +385,8 @@ def _results_in(message: dict[str, Any]) -> list[Answer] | None:
                 found.append((str(response.get("id") or ""), _text(response.get("response")), None))
         return found or None
     content = message.get("content")
+    if role == "tool" and isinstance(content, str):  # Ollama: no call id, answers its turn's calls in order
+        return [("", content, None)]
     if role == "user" and isinstance(content, list):  # Anthropic / Bedrock Converse: tool_result / toolResult blocks
         found = []
         for block in content:

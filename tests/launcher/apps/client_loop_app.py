@@ -1,19 +1,18 @@
 """A plain tool loop around a model client, knowing nothing about spanbreaker: ``opentelemetry-instrument python
 client_loop_app.py``, with ``LAUNCHER_APP_CLIENT`` = ``openai`` (the default), ``anthropic``, ``litellm``,
-``google-genai`` or ``bedrock``.
+``google-genai``, ``bedrock``, ``groq``, ``mistralai`` or ``ollama``.
 
 No agent framework: the application calls the client with tools (OpenAI's ``chat.completions.create``,
 Anthropic's ``messages.create``, ``litellm.completion``, Gemini's ``generate_content``, boto3's
-``bedrock-runtime`` ``converse``), runs the search the model
-asks for and sends the result back, inside one span of its own (``LAUNCHER_APP_SPAN=none``: with no span around
-the loop, each model call a trace of its own). The launcher loads the client's OpenInference instrumentor (the
-extra of the same name brings it; with the ``[openai-v2]`` or ``[openllmetry-openai]`` extra, OpenTelemetry's own or
-OpenLLMetry's OpenAI instrumentor) and
-spanbreaker; the model keeps asking for the same search, the breaker reads
-the loop from the model calls' prompts and ``spanbreaker.Tripped`` comes out of the client's call. A scripted model
-(an in-process HTTP transport; for boto3, which has its own HTTP stack, a server on loopback) stands in for the
-LLM. The last stdout line is a JSON summary, the same keys as
-``examples/launcher_app.py``.
+``bedrock-runtime`` ``converse``, Groq's ``chat.completions.create``, Mistral's ``chat.complete``, Ollama's
+``chat``), runs the search the model asks for and sends the result back, inside one span of its own
+(``LAUNCHER_APP_SPAN=none``: with no span around the loop, each model call a trace of its own). The launcher loads
+the client's OpenInference instrumentor (the extra of the same name brings it; with the ``[openai-v2]`` or
+``[openllmetry-openai]`` extra, OpenTelemetry's own or OpenLLMetry's OpenAI instrumentor) and spanbreaker; the model
+keeps asking for the same search, the breaker reads the loop from the model calls' prompts and
+``spanbreaker.Tripped`` comes out of the client's call. A scripted model (an in-process HTTP transport; for boto3,
+which has its own HTTP stack, and Ollama, a server on loopback) stands in for the LLM. The last stdout line is a JSON
+summary, the same keys as ``examples/launcher_app.py``.
 """
 
 from __future__ import annotations
@@ -136,9 +135,68 @@ def bedrock_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
     return turn
 
 
+def chat_turn(create: Callable[[list[Any]], Any]) -> Callable[[list[Any]], bool]:
+    """The OpenAI-shaped turn for a client of the same wire format (Groq's, Mistral's): ``create(messages)``."""
+    def turn(messages: list[Any]) -> bool:
+        message = create(messages).choices[0].message
+        if not message.tool_calls:
+            return False
+        messages.append({"role": "assistant", "content": "", "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.function.name,
+                                                             "arguments": call.function.arguments}}
+            for call in message.tool_calls]})
+        for call in message.tool_calls:
+            calls["tool"] += 1
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": PAGE})
+        return True
+    return turn
+
+
+SEARCH_TOOL: Any = [{"type": "function", "function": {"name": "web_search", "parameters": {
+    "type": "object", "properties": {"query": {"type": "string"}}}}}]
+
+
+def groq_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
+    import groq
+
+    client = model.client(groq.Groq, api_key="offline", base_url="http://scripted.invalid", max_retries=0)
+    return chat_turn(lambda messages: client.chat.completions.create(
+        model="llama-3.3-70b-versatile", messages=messages, tools=SEARCH_TOOL))
+
+
+def mistral_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
+    from mistralai.client import Mistral
+
+    client = model.client(lambda http_client: Mistral(api_key="offline", server_url="http://scripted.invalid",
+                                                      client=http_client))
+    return chat_turn(lambda messages: client.chat.complete(model="mistral-large-latest", messages=messages,
+                                                           tools=SEARCH_TOOL))
+
+
+def ollama_turn(model: ScriptedModel) -> Callable[[list[Any]], bool]:
+    """The same turn with Ollama's client (a server on loopback): tool calls without ids, results in order."""
+    import ollama
+
+    client = ollama.Client(host=SERVED.enter_context(model.serve()))
+
+    def turn(messages: list[Any]) -> bool:
+        message = client.chat(model="llama3.1", messages=messages, tools=SEARCH_TOOL).message
+        if not message.tool_calls:
+            return False
+        messages.append({"role": "assistant", "content": "", "tool_calls": [
+            {"function": {"name": call.function.name, "arguments": dict(call.function.arguments)}}
+            for call in message.tool_calls]})
+        for call in message.tool_calls:
+            calls["tool"] += 1
+            messages.append({"role": "tool", "content": PAGE, "tool_name": call.function.name})
+        return True
+    return turn
+
+
 TURNS: dict[str, Callable[[ScriptedModel], Callable[[list[Any]], bool]]] = {
     "openai": openai_turn, "anthropic": anthropic_turn, "litellm": lambda model: openai_turn(model, True),
-    "google-genai": gemini_turn, "bedrock": bedrock_turn}
+    "google-genai": gemini_turn, "bedrock": bedrock_turn, "groq": groq_turn, "mistralai": mistral_turn,
+    "ollama": ollama_turn}
 
 
 def main() -> int:
