@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, nullcontext
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,115 +30,35 @@ from spanbreaker.signals import Kind
 
 from ..genai_rig import Rig, make_rig
 from ..openai_client.scripted import ScriptedModel, tool_results
-
-TURNS = 30
-"""The application's own limit on model turns."""
-SEARCH = {"type": "function", "function": {"name": "search", "description": "Search the web.", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
-Result = Callable[[dict[str, Any], int], str]
+from .apps import APPS, SEARCH, TURNS, App, Result, openai_append, run_loop, same_page, stuck
 
 
 @dataclass(frozen=True)
 class Client:
-    """One client: its adapter, its OpenInference instrumentor, how the application talks to it."""
+    """One client: how the application talks to it, spanbreaker's adapter, its OpenInference instrumentor."""
 
+    app: App
     adapter: Any
     instrumentor: str  # module:class
     span: str  # the instrumentor's span name
-    model: str
-    connect: Callable[[ScriptedModel, ExitStack], Any]
-    turn: Callable[[Any, str, list[dict[str, Any]]], list[tuple[str | None, str, dict[str, Any]]]]
-    append: Callable[[list[dict[str, Any]], list[tuple[str | None, str, dict[str, Any]]], list[str]], None]
+
+    @property
+    def model(self) -> str:
+        return self.app.model
 
     def make_instrumentor(self) -> Any:
         module, name = self.instrumentor.split(":")
         return getattr(importlib.import_module(module), name)()
 
 
-def _groq(model: ScriptedModel, _stack: ExitStack) -> Any:
-    import groq
-
-    return model.client(groq.Groq, api_key="offline", base_url="http://scripted.invalid", max_retries=0)
-
-
-def _mistral(model: ScriptedModel, _stack: ExitStack) -> Any:
-    from mistralai.client import Mistral
-
-    return model.client(lambda http_client: Mistral(api_key="offline", server_url="http://scripted.invalid",
-                                                    client=http_client))
-
-
-def _ollama(model: ScriptedModel, stack: ExitStack) -> Any:
-    import ollama
-
-    return ollama.Client(host=stack.enter_context(model.serve()))
-
-
-def _openai_turn(create: Callable[..., Any]) -> Callable[..., list[tuple[str | None, str, dict[str, Any]]]]:
-    def turn(client: Any, model: str, messages: list[dict[str, Any]]) -> list[tuple[str | None, str, dict[str, Any]]]:
-        message = create(client)(model=model, messages=messages, tools=[SEARCH]).choices[0].message
-        return [(call.id, call.function.name, json.loads(call.function.arguments)) for call in message.tool_calls or ()]
-    return turn
-
-
-Calls = list[tuple[str | None, str, dict[str, Any]]]
-"""(call id, tool name, arguments) per tool call of one model turn."""
-
-
-def _ollama_turn(client: Any, model: str, messages: list[dict[str, Any]]) -> Calls:
-    message = client.chat(model=model, messages=messages, tools=[SEARCH]).message
-    return [(None, call.function.name, dict(call.function.arguments)) for call in message.tool_calls or ()]
-
-
-def _openai_append(messages: list[dict[str, Any]], calls: list[tuple[str | None, str, dict[str, Any]]],
-                   results: list[str]) -> None:
-    messages.append({"role": "assistant", "content": "", "tool_calls": [
-        {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-        for call_id, name, arguments in calls]})
-    messages.extend({"role": "tool", "tool_call_id": call_id, "name": name, "content": result}
-                    for (call_id, name, _), result in zip(calls, results, strict=True))
-
-
-def _ollama_append(messages: list[dict[str, Any]], calls: list[tuple[str | None, str, dict[str, Any]]],
-                   results: list[str]) -> None:
-    """As Ollama's documentation shows it: the assistant's calls, then one ``tool`` message per call, in order."""
-    messages.append({"role": "assistant", "content": "", "tool_calls": [
-        {"function": {"name": name, "arguments": arguments}} for _, name, arguments in calls]})
-    messages.extend({"role": "tool", "content": result, "tool_name": name}
-                    for (_, name, _), result in zip(calls, results, strict=True))
-
-
 CLIENTS = {
-    "groq": Client(groq_adapter.ADAPTER, "openinference.instrumentation.groq:GroqInstrumentor", "Completions",
-                   "llama-3.3-70b-versatile", _groq, _openai_turn(lambda c: c.chat.completions.create),
-                   _openai_append),
-    "mistralai": Client(mistralai_adapter.ADAPTER, "openinference.instrumentation.mistralai:MistralAIInstrumentor",
-                        "MistralClient.chat", "mistral-large-latest", _mistral,
-                        _openai_turn(lambda c: c.chat.complete), _openai_append),
-    "ollama": Client(ollama_adapter.ADAPTER, "openinference.instrumentation.ollama:OllamaInstrumentor", "Chat",
-                     "llama3.1", _ollama, _ollama_turn, _ollama_append),
+    "groq": Client(APPS["groq"], groq_adapter.ADAPTER, "openinference.instrumentation.groq:GroqInstrumentor",
+                   "Completions"),
+    "mistralai": Client(APPS["mistralai"], mistralai_adapter.ADAPTER,
+                        "openinference.instrumentation.mistralai:MistralAIInstrumentor", "MistralClient.chat"),
+    "ollama": Client(APPS["ollama"], ollama_adapter.ADAPTER, "openinference.instrumentation.ollama:OllamaInstrumentor",
+                     "Chat"),
 }
-
-
-def run_loop(rig: Rig, client: Client, model: ScriptedModel, result: Result, *, wrap: bool = True) -> int:
-    """The application's agent: the client with a tool until the model answers; returns the tools run."""
-    messages: list[dict[str, Any]] = [{"role": "user", "content": "find it"}]
-    ran = 0
-    with ExitStack() as stack:
-        connection = client.connect(model, stack)
-        with rig.provider.get_tracer("app").start_as_current_span("research") if wrap else nullcontext():
-            for _ in range(TURNS):
-                calls = client.turn(connection, client.model, messages)
-                if not calls:
-                    return ran
-                results = []
-                for _, _, arguments in calls:
-                    ran += 1
-                    rig.tool_bodies.append(str(arguments))
-                    results.append(result(arguments, ran))
-                client.append(messages, calls, results)
-    return ran
-
 
 
 @dataclass
@@ -167,16 +86,8 @@ def setup(request: pytest.FixtureRequest) -> Iterator[Setup]:
     yield from instrumented(CLIENTS[request.param])
 
 
-def stuck(_messages: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
-    return [("search", {"query": "acme 2026 guidance"})]
-
-
-def same_page(_arguments: dict[str, Any], _n: int) -> str:
-    return "Acme: guidance will be published in March."
-
-
 def loop(setup: Setup, model: ScriptedModel, result: Result = same_page, wrap: bool = True) -> int:
-    return run_loop(setup.rig, setup.client, model, result, wrap=wrap)
+    return run_loop(setup.rig, setup.client.app, model, result, wrap=wrap)
 
 
 @pytest.mark.parametrize("wrap", [True, False], ids=["in-a-span", "no-span"])
@@ -280,7 +191,7 @@ def test_an_async_groq_loop_is_stopped_too() -> None:
             reply = await client.chat.completions.create(model=model, messages=messages, tools=[SEARCH])
             calls = [(c.id, c.function.name, json.loads(c.function.arguments))
                      for c in reply.choices[0].message.tool_calls or ()]
-            _openai_append(messages, calls, [same_page({}, 0)] * len(calls))
+            openai_append(messages, calls, [same_page({}, 0)] * len(calls))
 
     for made in instrumented(CLIENTS["groq"]):
         model = ScriptedModel(stuck, model=made.client.model)

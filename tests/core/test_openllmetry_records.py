@@ -1,6 +1,7 @@
 """OpenLLMetry's LangChain tool records (``conventions/openllmetry.py``), as its instrumentor sets them on a tool span
 (recorded from opentelemetry-instrumentation-langchain 0.62.4 under LangGraph 1.2): the call and the result are read
-out of them, and nothing that merely looks like one is taken apart."""
+out of them, and nothing that merely looks like one is taken apart; the older instrumentations' model calls are known by
+their ``llm.request.type``."""
 
 from __future__ import annotations
 
@@ -99,3 +100,18 @@ def test_a_task_record_of_another_shape_is_read_as_it_is() -> None:
     call = tool_start("FunctionTool.task", {"gen_ai.tool.name": "search", "traceloop.entity.input": own},
                       frozenset(), CAP)
     assert call.raw_args == own
+
+
+def test_a_span_of_openllmetrys_older_instrumentations_is_a_model_call_by_its_request_type() -> None:
+    """Ollama's (Mistral AI's, Cohere's, Vertex AI's) instrumentor starts a model call's span with only
+    ``gen_ai.system`` and ``llm.request.type``: ``chat`` and ``completion`` are model calls; an embedding or a rerank
+    is not, and the OpenInference kind or GenAI operation, where a span has one, comes first."""
+    from spanbreaker.conventions import classify
+    from spanbreaker.kinds import Kind
+
+    for request_type in ("chat", "completion"):
+        assert classify("ollama.chat", {"gen_ai.system": "Ollama", "llm.request.type": request_type}) is Kind.LLM
+    for request_type in ("embedding", "rerank", "unknown", 7):
+        assert classify("ollama.embeddings", {"llm.request.type": request_type}) is Kind.OTHER
+    assert classify("x", {"llm.request.type": "chat", "openinference.span.kind": "TOOL"}) is Kind.TOOL
+    assert classify("x", {"llm.request.type": "chat", "gen_ai.operation.name": "execute_tool"}) is Kind.TOOL

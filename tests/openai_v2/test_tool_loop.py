@@ -190,8 +190,8 @@ def test_unreadable_messages_leave_the_request_unknown() -> None:
     class Opaque:
         pass
 
-    assert request_text([{"role": "user", "content": "hi"}, Opaque()]) is None
-    assert request_text(iter([])) is None
-    assert json.loads(request_text([{"role": "user", "content": "hi"}]) or "") == {
+    assert request_text("messages", [{"role": "user", "content": "hi"}, Opaque()]) is None
+    assert request_text("messages", iter([])) is None
+    assert json.loads(request_text("messages", [{"role": "user", "content": "hi"}]) or "") == {
         "messages": [{"role": "user", "content": "hi"}]}
 

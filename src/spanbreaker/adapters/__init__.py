@@ -34,6 +34,9 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.openllmetry_anthropic",
     "spanbreaker.adapters.openllmetry_openai_agents",
     "spanbreaker.adapters.openllmetry_llama_index",
+    "spanbreaker.adapters.openllmetry_groq",
+    "spanbreaker.adapters.openllmetry_ollama",
+    "spanbreaker.adapters.openllmetry_google_genai",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})

@@ -1,6 +1,6 @@
 """A model client's requests shown to the breaker in process, around an instrumentor that records them late or not at
-all (OpenTelemetry's openai-v2, OpenLLMetry's OpenAI and Anthropic instrumentors: :mod:`.openai_v2`,
-:mod:`.openllmetry_openai`, :mod:`.openllmetry_anthropic`).
+all (OpenTelemetry's openai-v2; OpenLLMetry's OpenAI, Anthropic, Groq, Ollama and Google GenAI instrumentors:
+:mod:`.openai_v2`, :mod:`.openllmetry_openai`, :mod:`.openllmetry_anthropic`, :mod:`.openllmetry_clients`).
 
 An agent written as a loop around the client makes no tool span: the breaker knows its tool calls only from each
 request's messages (:mod:`spanbreaker.conventions.prompt_calls`), and it decides whether a model call may run when
@@ -14,18 +14,19 @@ the request's messages as JSON): a repeated tool call is seen when the model cal
 and that call is vetoed before it is sent. The spans get exactly what the instrumentor gives them. The messages are
 turned into text only if the breaker reads them (a trace with tool spans of its own never does).
 
-How: when the instrumentor instruments, it wraps the client's ``create`` methods (OpenAI's ``Completions`` and
-``AsyncCompletions``, Anthropic's ``Messages`` and ``AsyncMessages``) in ``wrapt`` wrappers; the adapter puts in
-their place wrappers that show the request and call the instrumentor's wrapper function inside, whichever of the two
-was instrumented first. The instrumentor's ``uninstrument`` removes them as it would its own; the adapter's puts the
-instrumentor's own wrappers back. Checked against the release it meets: on one whose internals differ, the adapter
-logs a warning and leaves the instrumentor as it is.
+How: when the instrumentor instruments, it wraps the client's methods (OpenAI's ``Completions.create`` and
+``AsyncCompletions.create``, Anthropic's ``Messages.create``, Ollama's ``Client._request`` ...: :class:`ClientMethod`)
+in ``wrapt`` wrappers; the adapter puts in their place wrappers that show the request and call the instrumentor's
+wrapper function inside, whichever of the two was instrumented first. The instrumentor's ``uninstrument`` removes
+them as it would its own; the adapter's puts the instrumentor's own wrappers back. Checked against the release it
+meets: on one whose internals differ, the adapter logs a warning and leaves the instrumentor as it is.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -38,34 +39,54 @@ from .base import PatchLog
 
 logger = logging.getLogger("spanbreaker")
 
-Clients = tuple[tuple[str, str, bool], ...]
-OPENAI_CHAT: Clients = (("openai.resources.chat.completions", "Completions", False),
-                        ("openai.resources.chat.completions", "AsyncCompletions", True))
-"""(module, class, asynchronous) of each client class whose ``create`` the instrumentor wraps: OpenAI's Chat
-Completions (its request's ``messages`` read as OpenInference's OpenAI instrumentor records them)."""
-ANTHROPIC_MESSAGES: Clients = (("anthropic.resources.messages", "Messages", False),
-                               ("anthropic.resources.messages", "AsyncMessages", True))
+Body = tuple[str, Any]
+"""The part of a request the breaker reads: (its key in the request, its value), e.g. ``("messages", [...])``."""
+
+
+def messages(_args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Body | None:
+    """The history of a chat call (OpenAI's, Anthropic's, Groq's ``create``): its ``messages`` keyword."""
+    return "messages", kwargs.get("messages")
+
+
+@dataclass(frozen=True)
+class ClientMethod:
+    """A client class's method that the instrumentor wraps, and how to find the history in a call of it."""
+
+    module: str
+    owner: str
+    method: str
+    asynchronous: bool
+    body: Callable[[tuple[Any, ...], Mapping[str, Any]], Body | None] = messages
+
+
+Clients = tuple[ClientMethod, ...]
+OPENAI_CHAT: Clients = (ClientMethod("openai.resources.chat.completions", "Completions", "create", False),
+                        ClientMethod("openai.resources.chat.completions", "AsyncCompletions", "create", True))
+"""OpenAI's Chat Completions (its request's ``messages`` read as OpenInference's OpenAI instrumentor records them)."""
+ANTHROPIC_MESSAGES: Clients = (ClientMethod("anthropic.resources.messages", "Messages", "create", False),
+                               ClientMethod("anthropic.resources.messages", "AsyncMessages", "create", True))
 """Anthropic's Messages (its request's ``messages``, ``tool_use`` and ``tool_result`` blocks, read as OpenInference's
 Anthropic instrumentor records them)."""
 _UNREAD = object()
 
 
 class Request(Mapping[str, Any]):
-    """A call's start attributes as OpenInference's OpenAI (Anthropic) instrumentor would record them: ``input.value``,
-    the request's messages as JSON text, made on the breaker's first read (most model calls are never read: a trace with
-    tool spans of its own is judged by them). The last :data:`MAX_RUN_MESSAGES` messages, as far back as the breaker
-    reads a run; messages it cannot turn into JSON leave the request unknown (no prompt)."""
+    """A call's start attributes as OpenInference's instrumentor for the client would record them: ``input.value``,
+    the request's history (``messages``, Gemini's ``contents``) as JSON text, made on the breaker's first read (most
+    model calls are never read: a trace with tool spans of its own is judged by them). The last
+    :data:`MAX_RUN_MESSAGES` messages, as far back as the breaker reads a run; messages it cannot turn into JSON leave
+    the request unknown (no prompt)."""
 
-    __slots__ = ("_messages", "_text")
+    __slots__ = ("_body", "_text")
 
-    def __init__(self, messages: Any) -> None:
-        self._messages = messages
+    def __init__(self, body: Body | None) -> None:
+        self._body = body
         self._text: Any = _UNREAD
 
     def _read(self) -> str | None:
         if self._text is _UNREAD:
-            self._text = request_text(self._messages)
-            self._messages = None  # read: the list stays the application's
+            self._text = None if self._body is None else request_text(*self._body)
+            self._body = None  # read: the history stays the application's
         return self._text  # type: ignore[no-any-return]
 
     def __getitem__(self, key: str) -> str:
@@ -81,15 +102,15 @@ class Request(Mapping[str, Any]):
         return 0 if self._read() is None else 1
 
 
-def request_text(messages: Any) -> str | None:
-    """``{"messages": [...]}`` as JSON, the messages as the client sends them (its pydantic objects, such as the
-    ``ChatCompletionMessage`` an application appends as it came back, by their ``model_dump``); None for anything
-    else (a one-shot iterable is never consumed: the client still has to send it). msgspec's encoder: the history is
-    encoded on every model call the breaker reads, and ``json.dumps`` took several times as long."""
+def request_text(key: str, messages: Any) -> str | None:
+    """``{key: [...]}`` as JSON (``{"messages": [...]}``), the messages as the client sends them (its pydantic objects,
+    such as the ``ChatCompletionMessage`` an application appends as it came back, by their ``model_dump``); None for
+    anything else (a one-shot iterable is never consumed: the client still has to send it). msgspec's encoder: the
+    history is encoded on every model call the breaker reads, and ``json.dumps`` took several times as long."""
     if not isinstance(messages, list | tuple):
         return None
     try:
-        return _ENCODER.encode({"messages": messages[-MAX_RUN_MESSAGES:]}).decode("utf-8", "replace")
+        return _ENCODER.encode({key: messages[-MAX_RUN_MESSAGES:]}).decode("utf-8", "replace")
     except Exception:  # a message with no JSON form: the request is unknown, the call goes on
         logger.debug("spanbreaker could not read a model request's messages", exc_info=True)
         return None
@@ -105,23 +126,27 @@ def _plain(value: Any) -> Any:
 _ENCODER = msgspec.json.Encoder(enc_hook=_plain)
 
 
-def _call(kwargs: Mapping[str, Any]) -> PrivateCall:
-    return PrivateCall("", None, prompt=Request(kwargs.get("messages")))
+def _call(client: ClientMethod, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> PrivateCall:
+    try:
+        body = client.body(args, kwargs)
+    except Exception:  # an odd call: its request is unknown, the call goes on
+        body = None
+    return PrivateCall("", None, prompt=Request(body))
 
 
-def showing(theirs: Callable[..., Any], asynchronous: bool) -> Callable[..., Any]:
+def showing(theirs: Callable[..., Any], client: ClientMethod) -> Callable[..., Any]:
     """A ``wrapt`` wrapper function that shows the breaker the request while ``theirs`` (the instrumentor's wrapper
     function, which starts and ends the span) runs."""
-    if asynchronous:
+    if client.asynchronous:
         async def show_async(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            with shown(_call(kwargs)):
+            with shown(_call(client, args, kwargs)):
                 return await theirs(wrapped, instance, args, kwargs)
 
         show_async.spanbreaker_shows = theirs  # type: ignore[attr-defined]
         return show_async
 
     def show(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        with shown(_call(kwargs)):
+        with shown(_call(client, args, kwargs)):
             return theirs(wrapped, instance, args, kwargs)
 
     show.spanbreaker_shows = theirs  # type: ignore[attr-defined]
@@ -129,7 +154,7 @@ def showing(theirs: Callable[..., Any], asynchronous: bool) -> Callable[..., Any
 
 
 def _instrumentors_wrapper(installed: Any, package: str) -> Callable[..., Any] | None:
-    """The wrapper function inside ``installed`` (a class's ``create``) when it is the one the instrumentor in
+    """The wrapper function inside ``installed`` (a client class's method) when it is the one the instrumentor in
     ``package`` installed, else None (not instrumented, another library's, or already showing)."""
     function = getattr(installed, "_self_wrapper", None)
     if function is None or getattr(function, "spanbreaker_shows", None) is not None:
@@ -145,18 +170,19 @@ def compose(patches: PatchLog, package: str, clients: Clients) -> None:
 
     from wrapt import FunctionWrapper
 
-    for module_name, class_name, asynchronous in clients:
-        owner = getattr(importlib.import_module(module_name), class_name)
-        installed = vars(owner).get("create")
+    for client in clients:
+        owner = getattr(importlib.import_module(client.module), client.owner)
+        installed = vars(owner).get(client.method)
         theirs = _instrumentors_wrapper(installed, package)
         if theirs is None:
             continue
-        composed = FunctionWrapper(installed.__wrapped__, showing(theirs, asynchronous))
-        owner.create = composed
+        composed = FunctionWrapper(installed.__wrapped__, showing(theirs, client))
+        setattr(owner, client.method, composed)
 
-        def restore(owner: Any = owner, composed: Any = composed, installed: Any = installed) -> None:
-            if vars(owner).get("create") is composed:
-                owner.create = installed
+        def restore(owner: Any = owner, method: str = client.method, composed: Any = composed,
+                    installed: Any = installed) -> None:
+            if vars(owner).get(method) is composed:
+                setattr(owner, method, installed)
 
         patches.on_undo(restore)
 

@@ -1,8 +1,8 @@
 """Span conventions as plug-ins: each module owns its attribute keys and tells what kind a span is.
 
 Order matters and is written once, here (kinds) and in :mod:`.read` (figures): OpenInference first (what the
-instrumentors this project drives write), then the OpenTelemetry GenAI conventions, then framework quirks
-(names, envelopes, wrappers), and last the GenAI span-name prefixes.
+instrumentors this project drives write), then the OpenTelemetry GenAI conventions, then OpenLLMetry's older
+``llm.request.type``, then framework quirks (names, envelopes, wrappers), and last the GenAI span-name prefixes.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..kinds import Kind
-from . import frameworks, genai, openinference
+from . import frameworks, genai, openinference, openllmetry
 from .base import Convention
 
-CONVENTIONS: tuple[Convention, ...] = (openinference, genai, frameworks)
+CONVENTIONS: tuple[Convention, ...] = (openinference, genai, openllmetry, frameworks)
 """Asked in this order for a span's kind."""
 
 
@@ -30,4 +30,4 @@ def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
     return kind if kind is not None else Kind.OTHER
 
 
-__all__ = ["CONVENTIONS", "Convention", "classify", "frameworks", "genai", "openinference"]
+__all__ = ["CONVENTIONS", "Convention", "classify", "frameworks", "genai", "openinference", "openllmetry"]

@@ -54,9 +54,17 @@ ENVELOPE_CHARS = 1 << 20
 """Records longer than this are not parsed (the readers cut what they keep anyway)."""
 
 
+REQUEST_TYPE = "llm.request.type"
+"""OpenLLMetry's older instrumentations (Ollama, Mistral AI, Cohere, Vertex AI, Bedrock's and others' earlier releases)
+start a model call's span with only this and ``gen_ai.system``: ``chat`` or ``completion`` for a model call (also
+``embedding``, ``rerank``, ``unknown``)."""
+MODEL_CALLS = frozenset({"chat", "completion"})
+
+
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
-    """No rule of its own: the spans say their kind by their GenAI names (``execute_tool <name>``)."""
-    return None
+    """A model call by ``llm.request.type`` (the spans of its newer instrumentations say their kind by their GenAI
+    operation, read first: :mod:`.genai`)."""
+    return Kind.LLM if attributes.get(REQUEST_TYPE) in MODEL_CALLS else None
 
 
 def _document(text: str, keys: frozenset[str], required: str) -> dict[str, Any] | None:
