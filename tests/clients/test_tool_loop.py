@@ -201,3 +201,26 @@ def test_an_async_groq_loop_is_stopped_too() -> None:
             asyncio.run(agent(client, made.client.model))
         assert raised.value.detector == "tool_repeat" and model.calls == 5
         made.rig.assert_nothing_lost()
+
+
+@pytest.mark.parametrize("name", sorted(CLIENTS))
+def test_requests_the_instrumentor_hides_are_still_read(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OPENINFERENCE_HIDE_INPUTS=true``: the spans carry no request, and the breaker is shown it in process (the
+    OpenInference adapter, which ``spanbreaker.instrument()`` adds along with these): the loop is stopped the same."""
+    from spanbreaker.adapters.openinference import ADAPTER as OPENINFERENCE
+
+    monkeypatch.setenv("OPENINFERENCE_HIDE_INPUTS", "true")
+    for made in instrumented(CLIENTS[name]):
+        OPENINFERENCE.instrument(made.rig.provider, made.rig.processor)
+        try:
+            model = ScriptedModel(stuck, model=made.client.model)
+            with pytest.raises(spanbreaker.Tripped) as raised:
+                loop(made, model, wrap=False)
+        finally:
+            OPENINFERENCE.uninstrument()
+        assert raised.value.detector == "tool_repeat" and model.calls == 5
+        values = [dict(s.attributes or {}).get("input.value") for s in made.rig.of_kind(Kind.LLM)]
+        assert values and all(value == "__REDACTED__" for value in values), values
+        inputs = [value for s in made.rig.spans() for key, value in (s.attributes or {}).items()
+                  if key.startswith(("input.", "llm.input_messages."))]
+        assert "acme 2026 guidance" not in str(inputs), "the request stays off the spans"
