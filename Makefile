@@ -103,9 +103,9 @@ $(OPENAI_V2_VENV)/.installed: pyproject.toml Makefile
 test-openai-v2: $(OPENAI_V2_VENV)/.installed
 	$(OPENAI_V2_VENV)/bin/python -m pytest -q -o addopts=-ra tests/openai_v2
 
-# OpenLLMetry's OpenAI, Anthropic, LangChain, OpenAI Agents, LlamaIndex, Groq, Ollama and Google Gen AI instrumentations
-# (Traceloop's opentelemetry-instrumentation-openai, -anthropic, -langchain, -openai-agents, -llamaindex, -groq, -ollama
-# and -google-generativeai) in their own venv
+# OpenLLMetry's OpenAI, Anthropic, LangChain, OpenAI Agents, LlamaIndex, Groq, Ollama, Google Gen AI and Bedrock
+# instrumentations (Traceloop's opentelemetry-instrumentation-openai, -anthropic, -langchain, -openai-agents, -llamaindex,
+# -groq, -ollama, -google-generativeai and -bedrock) in their own venv
 # (.venv/openllmetry): they register the launcher's entry points for those frameworks, as OpenInference's do in the dev
 # tier. Its tests (tests/openllmetry: plain tool loops with content tracing on and off, in process and under
 # opentelemetry-instrument; LangGraph, OpenAI Agents SDK and LlamaIndex agents) are ignored by the default suite; CI
@@ -115,7 +115,7 @@ $(OPENLLMETRY_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(OPENLLMETRY_VENV)
 	$(OPENLLMETRY_VENV)/bin/pip install -q --upgrade pip
 	$(OPENLLMETRY_VENV)/bin/pip install -q --no-compile \
-	  -e '.[openllmetry-openai,openllmetry-anthropic,openllmetry-langchain,openllmetry-openai-agents,openllmetry-llama-index,openllmetry-groq,openllmetry-ollama,openllmetry-google-genai]' \
+	  -e '.[openllmetry-openai,openllmetry-anthropic,openllmetry-langchain,openllmetry-openai-agents,openllmetry-llama-index,openllmetry-groq,openllmetry-ollama,openllmetry-google-genai,openllmetry-bedrock]' \
 	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
 	touch $@
 

@@ -1,7 +1,8 @@
-"""The application side of a plain tool loop around a model client (Groq, Mistral, Ollama, Google Gen AI), shared by
-the tiers that trace those clients with different instrumentors (OpenInference's in the dev tier, ``tests/clients``;
-OpenLLMetry's in its own, ``tests/openllmetry``): how the application connects, asks for a turn, and appends the
-model's calls and their results to its history, each client in its own wire shape. The model is the scripted one."""
+"""The application side of a plain tool loop around a model client (Groq, Mistral, Ollama, Google Gen AI, Bedrock),
+shared by the tiers that trace those clients with different instrumentors (OpenInference's in the dev tier,
+``tests/clients``; OpenLLMetry's in its own, ``tests/openllmetry``): how the application connects, asks for a turn,
+and appends the model's calls and their results to its history, each client in its own wire shape. The model is the
+scripted one."""
 
 from __future__ import annotations
 
@@ -64,6 +65,16 @@ def _gemini(model: ScriptedModel, _stack: ExitStack) -> Any:
         base_url="http://scripted.invalid", httpx_client=http_client)), libraries=("httpx2",))
 
 
+def _bedrock(model: ScriptedModel, stack: ExitStack) -> Any:
+    """A real boto3 ``bedrock-runtime`` client pointed at the scripted model on loopback (dummy credentials)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("bedrock-runtime", endpoint_url=stack.enter_context(model.serve()), region_name="us-east-1",
+                        aws_access_key_id="offline", aws_secret_access_key="offline",
+                        config=Config(retries={"max_attempts": 1}))
+
+
 def openai_turn(create: Callable[[Any], Callable[..., Any]]) -> Callable[[Any, str, list[Any]], Calls]:
     """A turn of a client in OpenAI's Chat Completions shape: ``create(client)`` is its chat method."""
     def turn(client: Any, model: str, messages: list[Any]) -> Calls:
@@ -113,12 +124,28 @@ def _gemini_append(contents: list[Any], calls: Calls, results: list[str]) -> Non
             calls, results, strict=True)]))
 
 
+def _bedrock_turn(client: Any, model: str, messages: list[Any]) -> Calls:
+    tools = {"tools": [{"toolSpec": {"name": "search", "inputSchema": {"json": SEARCH["function"]["parameters"]}}}]}
+    message = client.converse(modelId=model, messages=messages, toolConfig=tools)["output"]["message"]
+    uses = [block["toolUse"] for block in message["content"] if "toolUse" in block]
+    if uses:
+        messages.append(message)  # the model's turn as it came back
+    return [(use["toolUseId"], use["name"], dict(use["input"])) for use in uses]
+
+
+def _bedrock_append(messages: list[Any], calls: Calls, results: list[str]) -> None:
+    messages.append({"role": "user", "content": [{"toolResult": {"toolUseId": call_id, "content": [{"text": result}]}}
+                                                 for (call_id, _, _), result in zip(calls, results, strict=True)]})
+
+
 APPS = {
     "groq": App("llama-3.3-70b-versatile", _groq, openai_turn(lambda c: c.chat.completions.create), openai_append),
     "mistralai": App("mistral-large-latest", _mistral, openai_turn(lambda c: c.chat.complete), openai_append),
     "ollama": App("llama3.1", _ollama, _ollama_turn, _ollama_append),
     "google-genai": App("gemini-2.5-flash", _gemini, _gemini_turn, _gemini_append,
                         lambda text: {"role": "user", "parts": [{"text": text}]}),
+    "bedrock": App("anthropic.claude-3-5-sonnet-20240620-v1:0", _bedrock, _bedrock_turn, _bedrock_append,
+                   lambda text: {"role": "user", "content": [{"text": text}]}),
 }
 
 

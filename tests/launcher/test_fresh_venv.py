@@ -49,6 +49,7 @@ APPS = {
     "openllmetry-groq": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "openllmetry-ollama": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "openllmetry-google-genai": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
+    "openllmetry-bedrock": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "dspy": Path(__file__).resolve().parent / "apps" / "dspy_app.py",
     "haystack": Path(__file__).resolve().parent / "apps" / "haystack_app.py",
     "openai-v2": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
@@ -67,14 +68,14 @@ DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_
             "openllmetry-anthropic": "tool_repeat", "openllmetry-openai-agents": "tool_repeat",
             "openllmetry-llama-index": "tool_repeat", "groq": "tool_repeat", "mistralai": "tool_repeat",
             "ollama": "tool_repeat", "openllmetry-groq": "tool_repeat", "openllmetry-ollama": "tool_repeat",
-            "openllmetry-google-genai": "tool_repeat"}
+            "openllmetry-google-genai": "tool_repeat", "openllmetry-bedrock": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
              "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20,
              "litellm": 20, "google-genai": 20, "bedrock": 20, "dspy": 20, "haystack": 20, "openai-v2": 20,
              "openllmetry-openai": 20, "openllmetry-langchain": 8,
              "openllmetry-anthropic": 20, "openllmetry-openai-agents": 20, "openllmetry-llama-index": 20,
              "groq": 20, "mistralai": 20, "ollama": 20, "openllmetry-groq": 20, "openllmetry-ollama": 20,
-             "openllmetry-google-genai": 20}
+             "openllmetry-google-genai": 20, "openllmetry-bedrock": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped", "openllmetry-llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
@@ -89,6 +90,7 @@ SETTINGS = {"openai": {"LAUNCHER_APP_CLIENT": "openai"},
             "openllmetry-groq": {"LAUNCHER_APP_CLIENT": "groq", "LAUNCHER_APP_SPAN": "none"},
             "openllmetry-ollama": {"LAUNCHER_APP_CLIENT": "ollama", "LAUNCHER_APP_SPAN": "none"},
             "openllmetry-google-genai": {"LAUNCHER_APP_CLIENT": "google-genai", "LAUNCHER_APP_SPAN": "none"},
+            "openllmetry-bedrock": {"LAUNCHER_APP_CLIENT": "bedrock", "LAUNCHER_APP_SPAN": "none"},
             "openai-v2": {"LAUNCHER_APP_CLIENT": "openai"},
             "openllmetry-openai": {"LAUNCHER_APP_CLIENT": "openai", "LAUNCHER_APP_SPAN": "none"},
             "openllmetry-anthropic": {"LAUNCHER_APP_CLIENT": "anthropic", "LAUNCHER_APP_SPAN": "none"}}
@@ -223,15 +225,16 @@ AGENT_KIND = {"llama-index": ("openinference.span.kind", "CHAIN"), "dspy": ("ope
               "openllmetry-anthropic": ("gen_ai.operation.name", "chat"),
               "openllmetry-groq": ("gen_ai.operation.name", "chat"), "openllmetry-ollama": ("llm.request.type", "chat"),
               "openllmetry-google-genai": ("gen_ai.operation.name", "generate_content"),
+              "openllmetry-bedrock": ("gen_ai.operation.name", "chat"),
               "openllmetry-openai-agents": ("gen_ai.operation.name", "invoke_agent"),
               "openllmetry-llama-index": ("traceloop.span.kind", "workflow")}
 """The attribute and value of the framework's agent spans, where not OpenInference's AGENT kind (the LlamaIndex
 instrumentor marks a workflow agent's run and steps CHAIN, the DSPy one every module, ``ReAct.forward`` too, the
 Haystack one every component, ``Agent.run`` too; pydantic-ai's, Strands' and Agent Framework's own spans follow the
 GenAI conventions, as do OpenLLMetry's OpenAI Agents spans). The Anthropic, Gemini, Bedrock, Groq, Ollama and
-OpenLLMetry OpenAI, Anthropic, Groq, Ollama and Google Gen AI apps run their loops with no span around them: model calls
-alone. OpenLLMetry's LangChain and LlamaIndex spans carry no agent kind: its tool calls, by their GenAI operation; its
-workflow run, by its Traceloop kind."""
+OpenLLMetry OpenAI, Anthropic, Groq, Ollama, Google Gen AI and Bedrock apps run their loops with no span around them:
+model calls alone. OpenLLMetry's LangChain and LlamaIndex spans carry no agent kind: its tool calls, by their GenAI
+operation; its workflow run, by its Traceloop kind."""
 
 
 def assert_tripped_spans(spans: list[ReceivedSpan], framework: str = "smolagents") -> None:

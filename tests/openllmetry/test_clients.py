@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import spanbreaker
+from spanbreaker.adapters.openllmetry_bedrock import ADAPTER as BEDROCK
 from spanbreaker.adapters.openllmetry_google_genai import ADAPTER as GENAI
 from spanbreaker.adapters.openllmetry_groq import ADAPTER as GROQ
 from spanbreaker.adapters.openllmetry_ollama import ADAPTER as OLLAMA
@@ -59,6 +60,12 @@ def _genai() -> Any:
     return GoogleGenerativeAiInstrumentor()
 
 
+def _bedrock() -> Any:
+    from opentelemetry.instrumentation.bedrock import BedrockInstrumentor
+
+    return BedrockInstrumentor()
+
+
 def _methods(module: str, owners: tuple[str, ...], names: tuple[str, ...]) -> Callable[[], dict[Any, dict[str, Any]]]:
     def plain() -> dict[Any, dict[str, Any]]:
         import importlib
@@ -77,6 +84,8 @@ CLIENTS = {
     "google-genai": Client(APPS["google-genai"], GENAI, _genai, "generate_content gemini-2.5-flash",
                            _methods("google.genai.models", ("Models", "AsyncModels"),
                                     ("generate_content", "generate_content_stream"))),
+    "bedrock": Client(APPS["bedrock"], BEDROCK, _bedrock, "chat claude-3-5-sonnet-20240620-v1:0",
+                      _methods("botocore.client", ("ClientCreator",), ("create_client",))),
 }
 PLAIN = {name: client.plain() for name, client in CLIENTS.items()}
 """Read once, before any instrumentor wrapped them."""

@@ -1,7 +1,7 @@
 """``opentelemetry-instrument python <app>`` with OpenLLMetry's instrumentors (their entry points load them, as
 ``Traceloop.init()`` would switch them on): apps that know nothing about spanbreaker are stopped, content tracing on or
-off. A plain OpenAI, Anthropic, Groq, Ollama or Google Gen AI loop at the sixth model call, with or without a span of
-its own around it; a LangGraph, an OpenAI Agents SDK and a LlamaIndex agent at the fifth identical call."""
+off. A plain OpenAI, Anthropic, Groq, Ollama, Google Gen AI or Bedrock loop at the sixth model call, with or without a
+span of its own around it; a LangGraph, an OpenAI Agents SDK and a LlamaIndex agent at the fifth identical call."""
 
 from __future__ import annotations
 
@@ -65,15 +65,15 @@ def test_launcher_stops_a_looping_agent_traced_by_openllmetry(tmp_path: Path, fr
 
 
 CLIENT_SPANS = {"groq": "chat llama-3.3-70b-versatile", "ollama": "ollama.chat",
-                "google-genai": "generate_content gemini-2.5-flash"}
+                "google-genai": "generate_content gemini-2.5-flash", "bedrock": "chat claude-3-5-sonnet-20240620-v1:0"}
 """The plain loops of the other clients OpenLLMetry instruments here, by the name of its model-call span."""
 
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("client", sorted(CLIENT_SPANS))
 def test_launcher_stops_a_plain_loop_of_another_client_content_off(tmp_path: Path, client: str) -> None:
-    """Groq, Ollama and Google Gen AI loops with no span around them and content tracing off: each request is shown to
-    the breaker as its span starts, and the sixth is vetoed."""
+    """Groq, Ollama, Google Gen AI and Bedrock loops with no span around them and content tracing off: each request is
+    shown to the breaker as its span starts, and the sixth is vetoed."""
     done = launch_dev("client_loop_app.py", tmp_path, disabled="", LAUNCHER_APP_CLIENT=client,
                       LAUNCHER_APP_SPAN="none", TRACELOOP_TRACE_CONTENT="false")
     assert done.returncode == 0, done.stderr[-3000:]
