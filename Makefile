@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -121,6 +121,20 @@ $(OPENLLMETRY_VENV)/.installed: pyproject.toml Makefile
 
 test-openllmetry: $(OPENLLMETRY_VENV)/.installed
 	$(OPENLLMETRY_VENV)/bin/python -m pytest -q -o addopts=-ra tests/openllmetry
+
+# Microsoft Semantic Kernel in its own venv (.venv/semantic-kernel): it pins pydantic below 2.14 and mcp below 2, below
+# the dev tier's. Its tests (tests/sk: a ChatCompletionAgent and a kernel's auto function calling, with its
+# diagnostics off, on and sensitive) are ignored by the default suite; CI runs this tier.
+SEMANTIC_KERNEL_VENV := $(VENV)/semantic-kernel
+$(SEMANTIC_KERNEL_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(SEMANTIC_KERNEL_VENV)
+	$(SEMANTIC_KERNEL_VENV)/bin/pip install -q --upgrade pip
+	$(SEMANTIC_KERNEL_VENV)/bin/pip install -q --no-compile -e '.[semantic-kernel]' \
+	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-semantic-kernel: $(SEMANTIC_KERNEL_VENV)/.installed
+	$(SEMANTIC_KERNEL_VENV)/bin/python -m pytest -q -o addopts=-ra tests/sk
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

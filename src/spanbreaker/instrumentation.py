@@ -90,7 +90,7 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
             ``"llama_index"``, ``"crewai"``, ``"strands"``, ``"litellm"``, ``"bedrock"`` for boto3's
             ``bedrock-runtime`` client, ``"groq"``, ``"mistralai"``, ``"ollama"`` for those clients' OpenInference
             instrumentors, ``"autogen"``, ``"dspy"``, ``"haystack"``, ``"agent_framework"``,
-            ``"google_adk"``, ``"openai_v2"`` for OpenTelemetry's own OpenAI instrumentation, and
+            ``"google_adk"``, ``"semantic_kernel"``, ``"openai_v2"`` for OpenTelemetry's own OpenAI instrumentation, and
             ``"openllmetry_openai"``, ``"openllmetry_anthropic"``, ``"openllmetry_langchain"``,
             ``"openllmetry_openai_agents"``, ``"openllmetry_llama_index"``, ``"openllmetry_groq"``,
             ``"openllmetry_ollama"``, ``"openllmetry_google_genai"``, ``"openllmetry_bedrock"`` for OpenLLMetry's); all

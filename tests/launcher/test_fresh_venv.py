@@ -50,6 +50,7 @@ APPS = {
     "openllmetry-ollama": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "openllmetry-google-genai": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
     "openllmetry-bedrock": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
+    "semantic-kernel": Path(__file__).resolve().parent / "apps" / "semantic_kernel_app.py",
     "dspy": Path(__file__).resolve().parent / "apps" / "dspy_app.py",
     "haystack": Path(__file__).resolve().parent / "apps" / "haystack_app.py",
     "openai-v2": Path(__file__).resolve().parent / "apps" / "client_loop_app.py",
@@ -68,14 +69,15 @@ DETECTOR = {"smolagents": "tool_repeat", "agno": "tool_repeat", "beeai": "input_
             "openllmetry-anthropic": "tool_repeat", "openllmetry-openai-agents": "tool_repeat",
             "openllmetry-llama-index": "tool_repeat", "groq": "tool_repeat", "mistralai": "tool_repeat",
             "ollama": "tool_repeat", "openllmetry-groq": "tool_repeat", "openllmetry-ollama": "tool_repeat",
-            "openllmetry-google-genai": "tool_repeat", "openllmetry-bedrock": "tool_repeat"}
+            "openllmetry-google-genai": "tool_repeat", "openllmetry-bedrock": "tool_repeat",
+            "semantic-kernel": "tool_repeat"}
 MAX_STEPS = {"smolagents": 8, "agno": 8, "beeai": 20, "langgraph": 8, "llama-index": 20, "openai-agents": 20,
              "pydantic-ai": 20, "strands": 20, "agent-framework": 20, "openai": 20, "anthropic": 20,
              "litellm": 20, "google-genai": 20, "bedrock": 20, "dspy": 20, "haystack": 20, "openai-v2": 20,
              "openllmetry-openai": 20, "openllmetry-langchain": 8,
              "openllmetry-anthropic": 20, "openllmetry-openai-agents": 20, "openllmetry-llama-index": 20,
              "groq": 20, "mistralai": 20, "ollama": 20, "openllmetry-groq": 20, "openllmetry-ollama": 20,
-             "openllmetry-google-genai": 20, "openllmetry-bedrock": 20}
+             "openllmetry-google-genai": 20, "openllmetry-bedrock": 20, "semantic-kernel": 20}
 EXCEPTION = {"llama-index": "LlamaIndexTripped", "openllmetry-llama-index": "LlamaIndexTripped"}
 """What the caller catches, where not ``Tripped`` itself (LlamaIndex: a ``Tripped`` that is also an ``Exception``,
 so the workflow's step machinery carries it out)."""
@@ -226,6 +228,7 @@ AGENT_KIND = {"llama-index": ("openinference.span.kind", "CHAIN"), "dspy": ("ope
               "openllmetry-groq": ("gen_ai.operation.name", "chat"), "openllmetry-ollama": ("llm.request.type", "chat"),
               "openllmetry-google-genai": ("gen_ai.operation.name", "generate_content"),
               "openllmetry-bedrock": ("gen_ai.operation.name", "chat"),
+              "semantic-kernel": ("gen_ai.operation.name", "execute_tool"),
               "openllmetry-openai-agents": ("gen_ai.operation.name", "invoke_agent"),
               "openllmetry-llama-index": ("traceloop.span.kind", "workflow")}
 """The attribute and value of the framework's agent spans, where not OpenInference's AGENT kind (the LlamaIndex
@@ -233,8 +236,9 @@ instrumentor marks a workflow agent's run and steps CHAIN, the DSPy one every mo
 Haystack one every component, ``Agent.run`` too; pydantic-ai's, Strands' and Agent Framework's own spans follow the
 GenAI conventions, as do OpenLLMetry's OpenAI Agents spans). The Anthropic, Gemini, Bedrock, Groq, Ollama and
 OpenLLMetry OpenAI, Anthropic, Groq, Ollama, Google Gen AI and Bedrock apps run their loops with no span around them:
-model calls alone. OpenLLMetry's LangChain and LlamaIndex spans carry no agent kind: its tool calls, by their GenAI
-operation; its workflow run, by its Traceloop kind."""
+model calls alone. Semantic Kernel on its default diagnostics makes no agent span: its tool calls, by their GenAI
+operation. OpenLLMetry's LangChain and LlamaIndex spans carry no agent kind: its tool calls, by their GenAI operation;
+its workflow run, by its Traceloop kind."""
 
 
 def assert_tripped_spans(spans: list[ReceivedSpan], framework: str = "smolagents") -> None:

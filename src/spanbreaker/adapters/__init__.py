@@ -28,6 +28,7 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.haystack",
     "spanbreaker.adapters.agent_framework",
     "spanbreaker.adapters.google_adk",
+    "spanbreaker.adapters.semantic_kernel",
     "spanbreaker.adapters.openai_v2",
     "spanbreaker.adapters.openllmetry_openai",
     "spanbreaker.adapters.openllmetry_langchain",
