@@ -8,6 +8,7 @@ SDK; the model is the only stub."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -120,3 +121,22 @@ def test_uninstrument_puts_semantic_kernel_back() -> None:
     assert vars(KernelFunction)["invoke"] is not stock[0]
     ADAPTER.uninstrument()
     assert (vars(KernelFunction)["invoke"], vars(KernelFilterExtension)["construct_call_stack"]) == stock
+
+
+def test_a_steer_reaches_the_model_as_the_calls_result(make_env: Make) -> None:
+    """``response="steer"``: the fifth identical search is failed with the steer, which Semantic Kernel hands the model
+    as the call's result ("An error occurred while invoking the function ..."); the same call once more trips."""
+    rig = make_env(response="steer")
+    results: list[str] = []
+
+    def script(messages: list[dict[str, Any]]) -> Any:
+        results.extend(str(m.get("content")) for m in messages[-1:] if m.get("role") == "tool")
+        return stuck(messages)
+
+    model, plugin = ScriptedModel(script), SearchPlugin()
+    with pytest.raises(spanbreaker.Tripped) as raised:
+        run_agent(model, plugin)
+    assert raised.value.detector == "tool_repeat" and len(plugin.queries) == 4 and model.calls == 6
+    assert "change course" in results[-1] and "spanbreaker" in results[-1]
+    assert rig.processor.stats.steered == 1
+    rig.assert_nothing_lost()
