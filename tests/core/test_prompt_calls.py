@@ -519,3 +519,18 @@ def test_a_request_set_just_after_the_start_is_read_at_the_end() -> None:
     else:
         raise AssertionError("the loop ran to its end")
     assert ran == 6
+
+
+def test_openllmetrys_older_flattened_prompt() -> None:
+    """``gen_ai.prompt.<i>.*`` (OpenLLMetry's Ollama instrumentor, content tracing on, set when the call ends): the
+    assistant's calls, then the tool's result without a call id, answering them in order; nothing without a result."""
+    attributes = {"gen_ai.system": "Ollama", "llm.request.type": "chat",
+                  "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "find it",
+                  "gen_ai.prompt.1.role": "assistant", "gen_ai.prompt.1.tool_calls.0.name": "search",
+                  "gen_ai.prompt.1.tool_calls.0.arguments": '{"query": "same"}',
+                  "gen_ai.prompt.2.role": "tool", "gen_ai.prompt.2.content": "page"}
+    prompt = prompt_of(attributes)
+    assert last_turn(prompt) == (1, [PromptCall("", "search", '{"query": "same"}', "page")])  # type: ignore[arg-type]
+    unanswered = {key: value for key, value in attributes.items() if not key.startswith("gen_ai.prompt.2")}
+    assert prompt_of(unanswered) is None
+    assert prompt_of({"gen_ai.prompt.x.role": "tool", "gen_ai.prompt.1": "tool", "gen_ai.prompt.2.role": 3}) is None

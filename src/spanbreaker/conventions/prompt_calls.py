@@ -32,7 +32,8 @@ Shapes read (only the turns read are decoded; the rest of the history is skipped
   (``content``, ``tool_name``) answering the calls in order;
 * a bare JSON array of messages in any of these forms (what some instrumentors record);
 * OpenInference's flattened ``llm.input_messages.*`` attributes, where no request text is on the span yet
-  (Google GenAI's instrumentor sets its request text only at the end);
+  (Google GenAI's instrumentor sets its request text only at the end); OpenLLMetry's older flattened prompt,
+  ``gen_ai.prompt.<i>.*`` (its Ollama, Mistral AI, Cohere ... instrumentors, set when the call ends);
 * a structured output re-asked in a user message (Instructor's JSON modes, "Correct your JSON ONLY RESPONSE, based on
   the following errors: ..."; "Validation Error(s) found: ..." where the model answered a tool mode with text or
   Anthropic's JSON mode quotes the attempt): read as a call of :data:`STRUCTURED_OUTPUT` whose arguments are the
@@ -120,7 +121,7 @@ def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     raw = attributes.get(ga.INPUT_MESSAGES)
     if type(raw) is str and raw:
         return raw
-    return _flattened(attributes)
+    return _flattened(attributes) or _flattened_legacy(attributes)
 
 
 def last_turn(prompt: Prompt) -> tuple[int, list[PromptCall]] | None:
@@ -230,6 +231,49 @@ def _flattened(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     if not answered:
         return None
     return [_as_chat(messages[index]) for index in sorted(messages)]
+
+
+_LEGACY = "gen_ai.prompt."
+"""OpenLLMetry's older flattened prompt (its Ollama, Mistral AI, Cohere ... instrumentors, content tracing on):
+``gen_ai.prompt.<i>.role``, ``.content``, ``.tool_call_id``, ``.tool_calls.<j>.name`` / ``.arguments`` / ``.id``."""
+
+
+def _flattened_legacy(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """OpenLLMetry's older flattened prompt as Chat Completions messages (a tool result without a call id answers its
+    turn's calls in order, as Ollama's); None unless one of them is a tool result (``role`` ``tool``)."""
+    messages: dict[int, dict[str, Any]] = {}
+    answered = False
+    for key, value in attributes.items():
+        if type(key) is not str or not key.startswith(_LEGACY):
+            continue
+        index, _, field = key[len(_LEGACY):].partition(".")
+        if not index.isdigit() or not field:
+            continue
+        message = messages.setdefault(int(index), {})
+        if field.startswith(_FLAT_CALLS):
+            number, _, part = field[len(_FLAT_CALLS):].partition(".")
+            if number.isdigit() and part:
+                message.setdefault(_FLAT_CALLS, {}).setdefault(int(number), {})[part] = value
+        else:
+            message[field] = value
+            answered = answered or (field == "role" and value == "tool")
+    if not answered:
+        return None
+    chat: list[dict[str, Any]] = []
+    for position in sorted(messages):
+        flat = messages[position]
+        calls = flat.get(_FLAT_CALLS)
+        if calls:
+            chat.append({"role": "assistant", "tool_calls": [
+                {"id": call.get("id"), "function": {"name": call.get("name"), "arguments": call.get("arguments")}}
+                for _, call in sorted(calls.items())]})
+        elif flat.get("role") == "tool":
+            content = flat.get("content")
+            chat.append({"role": "tool", "tool_call_id": flat.get("tool_call_id") or "", "content": content}
+                        if isinstance(content, str) else {"role": "tool"})
+        else:
+            chat.append({"role": flat.get("role"), "content": flat.get("content")})
+    return chat
 
 
 def _as_chat(flat: dict[str, Any]) -> dict[str, Any]:
