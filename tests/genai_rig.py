@@ -231,6 +231,42 @@ class Switchboard(trace.TracerProvider):
         return _SwitchTracer(self, args, kwargs)
 
 
+def global_switchboard(tier: str) -> Switchboard:
+    """A :class:`Switchboard` set as the process's global provider (a tier's session fixture: it can be set once)."""
+    board = Switchboard()
+    trace.set_tracer_provider(board)
+    assert trace.get_tracer_provider() is board, f"another global tracer provider was set before the {tier} tier"
+    return board
+
+
+@contextmanager
+def switchboard_rigs(board: Switchboard, framework_adapter: Any) -> Iterator[Callable[..., Rig]]:
+    """A fixture's body for a tier on a :class:`Switchboard`: ``make(adapter=True, **config)`` gives the test's rig
+    (one per test), the board's spans started on it, ``framework_adapter`` switched on for it (what
+    ``spanbreaker.instrument()`` does) or off (the framework stock). The adapter comes off and the provider shuts down
+    after the test."""
+    made: list[Rig] = []
+
+    def make(adapter: bool = True, **overrides: Any) -> Rig:
+        assert not made, "one environment per test"
+        rig = make_rig(**overrides)
+        if adapter:
+            framework_adapter.instrument(board, rig.processor)
+        else:
+            framework_adapter.uninstrument()
+        board.current = rig
+        made.append(rig)
+        return rig
+
+    try:
+        yield make
+    finally:
+        framework_adapter.uninstrument()
+        board.current = None
+        for rig in made:
+            rig.provider.shutdown()
+
+
 def yes_no(value: bool) -> str:
     return "yes" if value else "no"
 

@@ -19,44 +19,28 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import trace
 
 from spanbreaker.adapters.google_adk import ADAPTER
 
-from ..genai_rig import Rig, Switchboard, make_rig
+from ..genai_rig import Rig, Switchboard, global_switchboard, switchboard_rigs
 
 CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
 
 @pytest.fixture(scope="session")
 def switchboard() -> Switchboard:
-    board = Switchboard()
-    trace.set_tracer_provider(board)
-    assert trace.get_tracer_provider() is board, "another global tracer provider was set before the ADK tier"
-    return board
+    return global_switchboard("ADK")
 
 
 @pytest.fixture
 def make_env(switchboard: Switchboard, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
-    made: list[Rig] = []
+    with switchboard_rigs(switchboard, ADAPTER) as make_rig_for:
 
-    def make(capture: str | None = "SPAN_ONLY", adapter: bool = False, **overrides: Any) -> Rig:
-        assert not made, "one environment per test"
-        if adapter:
-            ADAPTER.instrument(switchboard, None)
-        else:
-            ADAPTER.uninstrument()
-        if capture is None:
-            monkeypatch.delenv(CAPTURE, raising=False)
-        else:
-            monkeypatch.setenv(CAPTURE, capture)
-        rig = make_rig(**overrides)
-        switchboard.current = rig
-        made.append(rig)
-        return rig
+        def make(capture: str | None = "SPAN_ONLY", adapter: bool = False, **overrides: Any) -> Rig:
+            if capture is None:
+                monkeypatch.delenv(CAPTURE, raising=False)
+            else:
+                monkeypatch.setenv(CAPTURE, capture)
+            return make_rig_for(adapter, **overrides)
 
-    yield make
-    ADAPTER.uninstrument()
-    switchboard.current = None
-    for rig in made:
-        rig.provider.shutdown()
+        yield make

@@ -14,23 +14,19 @@ switchboard, and makes the model-call spans under ``OpenAIChatCompletionClient``
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import pytest
-from opentelemetry import trace
 
 from spanbreaker.adapters.autogen import ADAPTER
 
-from ..genai_rig import Rig, Switchboard, make_rig
+from ..genai_rig import Rig, Switchboard, global_switchboard, switchboard_rigs
 
 
 @pytest.fixture(scope="session")
 def switchboard() -> Iterator[Switchboard]:
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
-    board = Switchboard()
-    trace.set_tracer_provider(board)
-    assert trace.get_tracer_provider() is board, "another global tracer provider was set before the AutoGen tier"
+    board = global_switchboard("AutoGen")
     OpenAIInstrumentor().instrument(tracer_provider=board)
     yield board
     OpenAIInstrumentor().uninstrument()
@@ -38,21 +34,5 @@ def switchboard() -> Iterator[Switchboard]:
 
 @pytest.fixture
 def make_env(switchboard: Switchboard) -> Iterator[Callable[..., Rig]]:
-    made: list[Rig] = []
-
-    def make(adapter: bool = True, **overrides: Any) -> Rig:
-        assert not made, "one environment per test"
-        rig = make_rig(**overrides)
-        if adapter:
-            ADAPTER.instrument(switchboard, rig.processor)
-        else:
-            ADAPTER.uninstrument()
-        switchboard.current = rig
-        made.append(rig)
-        return rig
-
-    yield make
-    ADAPTER.uninstrument()
-    switchboard.current = None
-    for rig in made:
-        rig.provider.shutdown()
+    with switchboard_rigs(switchboard, ADAPTER) as make:
+        yield make

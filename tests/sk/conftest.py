@@ -15,11 +15,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from opentelemetry import trace
 
 from spanbreaker.adapters.semantic_kernel import ADAPTER
 
-from ..genai_rig import Rig, Switchboard, make_rig
+from ..genai_rig import Rig, Switchboard, global_switchboard, switchboard_rigs
 
 DIAGNOSTICS = {"off": (False, False), "on": (True, False), "sensitive": (True, True)}
 """Semantic Kernel's two switches (``SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS`` and
@@ -30,37 +29,22 @@ SETTINGS_MODULES = ("semantic_kernel.utils.telemetry.model_diagnostics.decorator
 
 
 @pytest.fixture(scope="session")
-def switchboard() -> Iterator[Switchboard]:
-    board = Switchboard()
-    trace.set_tracer_provider(board)
-    assert trace.get_tracer_provider() is board, "another global tracer provider was set before the tier"
-    yield board
+def switchboard() -> Switchboard:
+    return global_switchboard("Semantic Kernel")
 
 
 @pytest.fixture
 def make_env(switchboard: Switchboard, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., Rig]]:
     import importlib
 
-    made: list[Rig] = []
+    with switchboard_rigs(switchboard, ADAPTER) as make_rig_for:
 
-    def make(adapter: bool = True, diagnostics: str = "off", **overrides: Any) -> Rig:
-        assert not made, "one environment per test"
-        enabled, sensitive = DIAGNOSTICS[diagnostics]
-        for module in SETTINGS_MODULES:
-            settings = importlib.import_module(module).MODEL_DIAGNOSTICS_SETTINGS
-            monkeypatch.setattr(settings, "enable_otel_diagnostics", enabled)
-            monkeypatch.setattr(settings, "enable_otel_diagnostics_sensitive", sensitive)
-        rig = make_rig(**overrides)
-        if adapter:
-            ADAPTER.instrument(switchboard, rig.processor)
-        else:
-            ADAPTER.uninstrument()
-        switchboard.current = rig
-        made.append(rig)
-        return rig
+        def make(adapter: bool = True, diagnostics: str = "off", **overrides: Any) -> Rig:
+            enabled, sensitive = DIAGNOSTICS[diagnostics]
+            for module in SETTINGS_MODULES:
+                settings = importlib.import_module(module).MODEL_DIAGNOSTICS_SETTINGS
+                monkeypatch.setattr(settings, "enable_otel_diagnostics", enabled)
+                monkeypatch.setattr(settings, "enable_otel_diagnostics_sensitive", sensitive)
+            return make_rig_for(adapter, **overrides)
 
-    yield make
-    ADAPTER.uninstrument()
-    switchboard.current = None
-    for rig in made:
-        rig.provider.shutdown()
+        yield make

@@ -208,29 +208,8 @@ def _flattened(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """OpenInference's flattened input messages (``llm.input_messages.<i>.message.role``, ``.content``,
     ``.tool_call_id``, ``.tool_calls.<j>.tool_call.function.name`` ...) as Chat Completions messages; None unless
     one of them is a tool result (``role`` ``tool``)."""
-    messages: dict[int, dict[str, Any]] = {}
-    answered = False
-    for key, value in attributes.items():
-        if type(key) is not str or not key.startswith(_FLAT):
-            continue
-        index, _, field = key[len(_FLAT):].partition(".message.")
-        if not index.isdigit() or not field:
-            continue
-        message = messages.setdefault(int(index), {})
-        if field.startswith(_FLAT_CALLS):
-            number, _, part = field[len(_FLAT_CALLS):].partition(".tool_call.")
-            if number.isdigit():
-                message.setdefault(_FLAT_CALLS, {}).setdefault(int(number), {})[part] = value
-        elif field.startswith(_FLAT_PARTS):  # content as parts: contents.<k>.message_content.text
-            number, _, part = field[len(_FLAT_PARTS):].partition(".message_content.")
-            if number.isdigit() and part == "text":
-                message.setdefault(_FLAT_PARTS, {})[int(number)] = value
-        else:
-            message[field] = value
-            answered = answered or (field == "role" and value == "tool")
-    if not answered:
-        return None
-    return [_as_chat(messages[index]) for index in sorted(messages)]
+    messages = _collect(attributes, _FLAT, ".message.", ".tool_call.")
+    return None if messages is None else [_as_chat(messages[index], "function.") for index in sorted(messages)]
 
 
 _LEGACY = "gen_ai.prompt."
@@ -241,47 +220,46 @@ _LEGACY = "gen_ai.prompt."
 def _flattened_legacy(attributes: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """OpenLLMetry's older flattened prompt as Chat Completions messages (a tool result without a call id answers its
     turn's calls in order, as Ollama's); None unless one of them is a tool result (``role`` ``tool``)."""
+    messages = _collect(attributes, _LEGACY, ".", ".")
+    return None if messages is None else [_as_chat(messages[index], "") for index in sorted(messages)]
+
+
+def _collect(attributes: Mapping[str, Any], prefix: str, message_separator: str,
+             call_separator: str) -> dict[int, dict[str, Any]] | None:
+    """Flattened messages (``<prefix><i><message_separator><field>``; a tool call's
+    ``tool_calls.<j><call_separator><part>``; content parts ``contents.<k>.message_content.text``) by index, each a
+    dict of its fields; None unless one of them is a tool result (``role`` ``tool``)."""
     messages: dict[int, dict[str, Any]] = {}
     answered = False
     for key, value in attributes.items():
-        if type(key) is not str or not key.startswith(_LEGACY):
+        if type(key) is not str or not key.startswith(prefix):
             continue
-        index, _, field = key[len(_LEGACY):].partition(".")
+        index, _, field = key[len(prefix):].partition(message_separator)
         if not index.isdigit() or not field:
             continue
         message = messages.setdefault(int(index), {})
         if field.startswith(_FLAT_CALLS):
-            number, _, part = field[len(_FLAT_CALLS):].partition(".")
+            number, _, part = field[len(_FLAT_CALLS):].partition(call_separator)
             if number.isdigit() and part:
                 message.setdefault(_FLAT_CALLS, {}).setdefault(int(number), {})[part] = value
+        elif field.startswith(_FLAT_PARTS):  # content as parts: contents.<k>.message_content.text
+            number, _, part = field[len(_FLAT_PARTS):].partition(".message_content.")
+            if number.isdigit() and part == "text":
+                message.setdefault(_FLAT_PARTS, {})[int(number)] = value
         else:
             message[field] = value
             answered = answered or (field == "role" and value == "tool")
-    if not answered:
-        return None
-    chat: list[dict[str, Any]] = []
-    for position in sorted(messages):
-        flat = messages[position]
-        calls = flat.get(_FLAT_CALLS)
-        if calls:
-            chat.append({"role": "assistant", "tool_calls": [
-                {"id": call.get("id"), "function": {"name": call.get("name"), "arguments": call.get("arguments")}}
-                for _, call in sorted(calls.items())]})
-        elif flat.get("role") == "tool":
-            content = flat.get("content")
-            chat.append({"role": "tool", "tool_call_id": flat.get("tool_call_id") or "", "content": content}
-                        if isinstance(content, str) else {"role": "tool"})
-        else:
-            chat.append({"role": flat.get("role"), "content": flat.get("content")})
-    return chat
+    return messages if answered else None
 
 
-def _as_chat(flat: dict[str, Any]) -> dict[str, Any]:
+def _as_chat(flat: dict[str, Any], function: str) -> dict[str, Any]:
+    """One collected message as a Chat Completions message; ``function``: what prefixes a call's ``name`` and
+    ``arguments`` (OpenInference's ``function.``)."""
     calls = flat.get(_FLAT_CALLS)
     if calls:
         return {"role": "assistant", "tool_calls": [
-            {"id": call.get("id"), "function": {"name": call.get("function.name"),
-                                                "arguments": call.get("function.arguments")}}
+            {"id": call.get("id"), "function": {"name": call.get(function + "name"),
+                                                "arguments": call.get(function + "arguments")}}
             for _, call in sorted(calls.items())]}
     content = flat.get("content")
     if content is None and flat.get(_FLAT_PARTS):
