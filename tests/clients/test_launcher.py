@@ -18,7 +18,8 @@ SPAN_NAMES = {"groq": "Completions", "mistralai": "MistralClient.chat", "ollama"
 @pytest.mark.parametrize(("client", "span"), [("groq", "none"), ("mistralai", "app"), ("ollama", "none")],
                          ids=["groq-no-span", "mistralai-in-a-span", "ollama-no-span"])
 def test_launcher_stops_a_plain_client_loop(tmp_path: Path, client: str, span: str) -> None:
-    done = launch_dev("client_loop_app.py", tmp_path, disabled=DEV_TIER_FRAMEWORKS, LAUNCHER_APP_CLIENT=client,
+    others = ",".join(name for name in DEV_TIER_FRAMEWORKS.split(",") if name != client)
+    done = launch_dev("client_loop_app.py", tmp_path, disabled=others, LAUNCHER_APP_CLIENT=client,
                       LAUNCHER_APP_SPAN=span)
     assert done.returncode == 0, done.stderr[-3000:]
     summary = done.summary

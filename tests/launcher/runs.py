@@ -52,7 +52,8 @@ class Runs:
 
 APPS = Path(__file__).resolve().parent / "apps"
 SRC = Path(__file__).resolve().parents[2] / "src"
-DEV_TIER_FRAMEWORKS = "smolagents,agno,beeai,langchain,openai_agents,pydantic_ai,llama_index,crewai,haystack"
+DEV_TIER_FRAMEWORKS = ("smolagents,agno,beeai,langchain,openai_agents,pydantic_ai,llama_index,crewai,haystack,groq,"
+                       "ollama,mistralai")
 """The instrumentors of the other frameworks the dev tier has installed: loading them takes seconds."""
 
 
