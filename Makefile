@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-logfire test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -135,6 +135,21 @@ $(SEMANTIC_KERNEL_VENV)/.installed: pyproject.toml Makefile
 
 test-semantic-kernel: $(SEMANTIC_KERNEL_VENV)/.installed
 	$(SEMANTIC_KERNEL_VENV)/bin/python -m pytest -q -o addopts=-ra tests/sk
+
+# Pydantic Logfire (logfire.instrument_openai / instrument_anthropic) in its own venv (.venv/logfire): installed beside
+# pydantic-ai, the real logfire takes over pydantic-ai's logfire-api calls, so it stays out of the dev tier. Its tests
+# (tests/pydantic_logfire: plain OpenAI and Anthropic loops, one process per scenario) are ignored by the default suite; CI runs
+# this tier. No extra: an application that uses Logfire has it; spanbreaker needs nothing more.
+LOGFIRE_VENV := $(VENV)/logfire
+$(LOGFIRE_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(LOGFIRE_VENV)
+	$(LOGFIRE_VENV)/bin/pip install -q --upgrade pip
+	$(LOGFIRE_VENV)/bin/pip install -q --no-compile -e . 'logfire>=5,<6' 'openai>=1.26' 'anthropic>=0.40' \
+	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-logfire: $(LOGFIRE_VENV)/.installed
+	$(LOGFIRE_VENV)/bin/python -m pytest -q -o addopts=-ra tests/pydantic_logfire
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

@@ -35,6 +35,20 @@ def _is_sdk_provider(provider: Any) -> bool:
     return hasattr(provider, "add_span_processor")
 
 
+def _unwrapped(provider: Any) -> Any:
+    """The provider the breaker attaches to: ``provider``, or the SDK provider inside a wrapper that cannot be a
+    dictionary key. Pydantic Logfire's global ``ProxyTracerProvider`` is a dataclass (unhashable) around the SDK
+    provider it delegates to (``.provider``): attached through it, the breaker is on that SDK provider."""
+    try:
+        hash(provider)
+    except TypeError:
+        inner = getattr(provider, "provider", None)
+        if inner is not None and _is_sdk_provider(inner):
+            return inner
+        raise
+    return provider
+
+
 def attach(tracer_provider: Any, config: BreakerConfig | None = None,
            processor: BreakerSpanProcessor | None = None) -> BreakerSpanProcessor:
     """Add one BreakerSpanProcessor to ``tracer_provider`` (once); return the one attached.
@@ -42,6 +56,7 @@ def attach(tracer_provider: Any, config: BreakerConfig | None = None,
     ``processor``: the one to add (the launcher hook builds it before any provider exists), else a new one.
     """
     with _lock:
+        tracer_provider = _unwrapped(tracer_provider)
         existing = _attached.get(tracer_provider)
         if existing is not None:
             return existing
@@ -72,7 +87,7 @@ def _add_processor(tracer_provider: Any, processor: BreakerSpanProcessor) -> Non
 def processor_for(tracer_provider: Any = None) -> BreakerSpanProcessor | None:
     """The breaker attached to a provider (the global one by default), if any."""
     provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    return _attached.get(provider)
+    return _attached.get(_unwrapped(provider))
 
 
 def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None, *,

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry import context as context_api
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
 from opentelemetry.sdk import trace as sdk_trace
@@ -270,7 +271,7 @@ class BreakerSpanProcessor(SpanProcessor):
             try:
                 if all(span is not block for span in verdict.marks):
                     marking.mark_tripped(block, record.detector, record.reason, {}, mode, blocked=True)
-                block.end()
+                _end_unsuppressed(block)
             except Exception as exc:
                 engine.internal_error(exc)
         exception = trip_exception_for(_scope_name(block))
@@ -328,12 +329,33 @@ class BreakerSpanProcessor(SpanProcessor):
         try:
             if all(span is not block for span in verdict.marks):
                 mark(block, record.detector, record.reason, {}, mode, blocked=True)
-            block.end()
+            _end_unsuppressed(block)
         except Exception as exc:
             self.engine.internal_error(exc)
         scope = _scope_name(block)
         exception = trip_exception_for(scope) if hard else steer_exception_for(scope)
         raise exception(record.detector, record.reason, record.trace_id, record.evidence)
+
+
+_SUPPRESSION_KEYS = (context_api._SUPPRESS_INSTRUMENTATION_KEY, "suppress_instrumentation")
+"""The context keys that suppress instrumentation (the current one, and the string key older instrumentations set)."""
+
+
+def _end_unsuppressed(span: Any) -> None:
+    """End a span the breaker stopped, with instrumentation not suppressed. ``on_start`` may run inside suppression
+    (Pydantic Logfire's outermost span processor runs every ``on_start`` so, and drops any ``on_end`` that arrives
+    while it is on): ending the blocked span there would lose it, unexported and unmarked everywhere."""
+    current = context_api.get_current()
+    if not any(context_api.get_value(key, current) for key in _SUPPRESSION_KEYS):
+        span.end()
+        return
+    for key in _SUPPRESSION_KEYS:
+        current = context_api.set_value(key, False, current)
+    token = context_api.attach(current)
+    try:
+        span.end()
+    finally:
+        context_api.detach(token)
 
 
 def _scope_name(span: Any) -> str | None:

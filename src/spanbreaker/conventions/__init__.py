@@ -22,6 +22,9 @@ def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
     """The span's kind from its attributes, else from its name (a name that stands for no call, first)."""
     if type(name) is str and name in frameworks.NOT_CALLS:
         return Kind.OTHER
+    record = attributes.get(frameworks.LOGFIRE_TYPE)
+    if type(record) is str and record in frameworks.RECORDS:
+        return Kind.OTHER
     for convention in CONVENTIONS:
         kind = convention.kind(name, attributes)
         if kind is not None:

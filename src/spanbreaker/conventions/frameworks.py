@@ -76,6 +76,13 @@ HISTORY_MESSAGE = ('"from_history": true', '"from_history":true')
 """How Agno marks a message it re-sent from the session history, in the LLM input."""
 
 
+LOGFIRE_TYPE = "logfire.span_type"
+RECORDS = frozenset({"log", "pending_span"})
+"""Pydantic Logfire's records that are no call of their own, whatever GenAI keys they repeat: a streamed model call's
+response, logged once the stream ends (with the request's ``gen_ai.operation.name``), and a pending span's
+placeholder. Read as calls, every streamed model call would count twice."""
+
+
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
     """The kind from the span name alone."""
     if not isinstance(name, str):
