@@ -109,8 +109,7 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
             ``"openllmetry_openai"``, ``"openllmetry_anthropic"``, ``"openllmetry_langchain"``,
             ``"openllmetry_openai_agents"``, ``"openllmetry_llama_index"``, ``"openllmetry_groq"``,
             ``"openllmetry_ollama"``, ``"openllmetry_google_genai"``, ``"openllmetry_bedrock"`` for OpenLLMetry's); all
-            installed ones
-            when omitted.
+            installed ones when omitted.
             Instrumenting a framework imports it, and some are slow to import: an application using one framework
             need not pay for the others it happens to have installed.
 

@@ -224,3 +224,21 @@ def test_requests_the_instrumentor_hides_are_still_read(name: str, monkeypatch: 
         inputs = [value for s in made.rig.spans() for key, value in (s.attributes or {}).items()
                   if key.startswith(("input.", "llm.input_messages."))]
         assert "acme 2026 guidance" not in str(inputs), "the request stays off the spans"
+
+
+def test_the_tiers_are_merged_from_iterators_or_mappings_and_other_calls_pass_as_they_are() -> None:
+    from spanbreaker.adapters._start_tier import starting_with_both_tiers
+
+    seen: dict[str, Any] = {}
+
+    def wrapped(*args: Any, **kwargs: Any) -> str:
+        seen.update(kwargs, args=args)
+        return "span"
+
+    assert starting_with_both_tiers(wrapped, None, (), {"span_name": "Chat", "attributes": iter([("kind", "LLM")]),
+                                                        "extra_attributes": {"llm.input_messages.0": "hi"}}) == "span"
+    assert seen["attributes"] == [("kind", "LLM")]
+    assert seen["extra_attributes"] == [("llm.input_messages.0", "hi"), ("kind", "LLM")], "the important tier last"
+    seen.clear()
+    assert starting_with_both_tiers(wrapped, None, ("Chat", {}), {"extra_attributes": {}}) == "span"
+    assert seen == {"args": ("Chat", {}), "extra_attributes": {}}

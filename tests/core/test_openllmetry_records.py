@@ -111,7 +111,7 @@ def test_a_span_of_openllmetrys_older_instrumentations_is_a_model_call_by_its_re
 
     for request_type in ("chat", "completion"):
         assert classify("ollama.chat", {"gen_ai.system": "Ollama", "llm.request.type": request_type}) is Kind.LLM
-    for request_type in ("embedding", "rerank", "unknown", 7):
+    for request_type in ("embedding", "rerank", "unknown", 7, ["chat"]):
         assert classify("ollama.embeddings", {"llm.request.type": request_type}) is Kind.OTHER
     assert classify("x", {"llm.request.type": "chat", "openinference.span.kind": "TOOL"}) is Kind.TOOL
     assert classify("x", {"llm.request.type": "chat", "gen_ai.operation.name": "execute_tool"}) is Kind.TOOL

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._patching import PatchingAdapter
@@ -36,9 +36,14 @@ def starting_with_both_tiers(wrapped: Any, instance: Any, args: tuple[Any, ...],
     extra tier). Both tiers are iterators of pairs, read once here and passed on as lists."""
     if args or not all(tier in kwargs for tier in TIERS):  # a call this was not written for: as it is
         return wrapped(*args, **kwargs)
-    important: list[tuple[str, Any]] = list(kwargs["attributes"])
-    extra: Iterable[tuple[str, Any]] = kwargs["extra_attributes"]
-    return wrapped(**{**kwargs, "attributes": important, "extra_attributes": [*extra, *important]})
+    important = _pairs(kwargs["attributes"])
+    return wrapped(**{**kwargs, "attributes": important,
+                      "extra_attributes": [*_pairs(kwargs["extra_attributes"]), *important]})
+
+
+def _pairs(tier: Iterable[tuple[str, Any]] | Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """A tier's (key, value) pairs, read once (the instrumentors pass iterators; a mapping is taken by its items)."""
+    return list(tier.items() if isinstance(tier, Mapping) else tier)
 
 
 class StartTierAdapter(PatchingAdapter):

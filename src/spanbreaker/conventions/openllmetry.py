@@ -64,7 +64,8 @@ MODEL_CALLS = frozenset({"chat", "completion"})
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
     """A model call by ``llm.request.type`` (the spans of its newer instrumentations say their kind by their GenAI
     operation, read first: :mod:`.genai`)."""
-    return Kind.LLM if attributes.get(REQUEST_TYPE) in MODEL_CALLS else None
+    value = attributes.get(REQUEST_TYPE)
+    return Kind.LLM if type(value) is str and value in MODEL_CALLS else None
 
 
 def _document(text: str, keys: frozenset[str], required: str) -> dict[str, Any] | None:
