@@ -17,21 +17,20 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: the plain-loop requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
 
 import anthropic
 import logfire
-import openai
 from _scripted_openai import ScriptedModel, tool_results
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import spanbreaker
+from tests.openai_client.loop import chat_completion, client_for, streamed_chat_completion
 
 TURNS = 10
 QUERIES = ["acme guidance", "acme revenue", "acme ceo", "acme plants", "acme debt"]
-CHAT_TOOLS: Any = [{"type": "function", "function": {"name": "search", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}}}}}]
 ANTHROPIC_TOOLS: Any = [{"name": "search", "input_schema": {"type": "object",
                                                             "properties": {"query": {"type": "string"}}}}]
 
@@ -44,34 +43,19 @@ def script_for(name: str) -> Any:
 
 
 def chat(model: ScriptedModel, stream: bool, calls: dict[str, int]) -> None:
-    client = model.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
+    """The plain-loop tests' requests (``tests/openai_client/loop.py``), streamed or not."""
+    client = client_for(model)
+    create = streamed_chat_completion if stream else chat_completion
     messages: list[Any] = [{"role": "user", "content": "find it"}]
     for _ in range(TURNS):
-        if stream:
-            chunks = list(client.chat.completions.create(model="gpt-4o-mini", messages=messages, tools=CHAT_TOOLS,
-                                                         stream=True, stream_options={"include_usage": True}))
-            wanted: dict[int, dict[str, Any]] = {}
-            for chunk in chunks:
-                for choice in chunk.choices:
-                    for part in choice.delta.tool_calls or []:
-                        call = wanted.setdefault(part.index, {"id": "", "type": "function",
-                                                              "function": {"name": "", "arguments": ""}})
-                        call["id"] = part.id or call["id"]
-                        if part.function is not None:
-                            call["function"]["name"] += part.function.name or ""
-                            call["function"]["arguments"] += part.function.arguments or ""
-            tool_calls = [wanted[index] for index in sorted(wanted)]
-        else:
-            message = client.chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                                     tools=CHAT_TOOLS).choices[0].message
-            tool_calls = [call.model_dump() for call in message.tool_calls or ()]
-        if not tool_calls:
+        message = create(client, messages).choices[0].message
+        if not message.tool_calls:
             return
-        messages.append({"role": "assistant", "content": None, "tool_calls": tool_calls})
-        for call in tool_calls:
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
             calls["tool"] += 1
-            query = json.loads(call["function"]["arguments"]).get("query")
-            messages.append({"role": "tool", "tool_call_id": call["id"], "content": f"page about {query}"})
+            query = json.loads(call.function.arguments).get("query")
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": f"page about {query}"})
 
 
 def messages_api(model: ScriptedModel, calls: dict[str, int]) -> None:

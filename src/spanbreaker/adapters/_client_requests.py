@@ -126,12 +126,14 @@ def _plain(value: Any) -> Any:
 _ENCODER = msgspec.json.Encoder(enc_hook=_plain)
 
 
-def _call(client: ClientMethod, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> PrivateCall:
+def request_call(body: Callable[[tuple[Any, ...], Mapping[str, Any]], Body | None], args: tuple[Any, ...],
+                 kwargs: Mapping[str, Any]) -> PrivateCall:
+    """The call to show the breaker for one request: its history as ``body`` finds it in the call's arguments."""
     try:
-        body = client.body(args, kwargs)
+        found = body(args, kwargs)
     except Exception:  # an odd call: its request is unknown, the call goes on
-        body = None
-    return PrivateCall("", None, prompt=Request(body))
+        found = None
+    return PrivateCall("", None, prompt=Request(found))
 
 
 def showing(theirs: Callable[..., Any], client: ClientMethod) -> Callable[..., Any]:
@@ -139,14 +141,14 @@ def showing(theirs: Callable[..., Any], client: ClientMethod) -> Callable[..., A
     function, which starts and ends the span) runs."""
     if client.asynchronous:
         async def show_async(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            with shown(_call(client, args, kwargs)):
+            with shown(request_call(client.body, args, kwargs)):
                 return await theirs(wrapped, instance, args, kwargs)
 
         show_async.spanbreaker_shows = theirs  # type: ignore[attr-defined]
         return show_async
 
     def show(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        with shown(_call(client, args, kwargs)):
+        with shown(request_call(client.body, args, kwargs)):
             return theirs(wrapped, instance, args, kwargs)
 
     show.spanbreaker_shows = theirs  # type: ignore[attr-defined]

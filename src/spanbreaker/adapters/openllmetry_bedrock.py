@@ -25,8 +25,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..private_calls import PrivateCall, shown
-from ._client_requests import Body, Request
+from ..private_calls import shown
+from ._client_requests import Body, messages, request_call
 from ._patching import PatchingAdapter
 from .base import PatchLog
 
@@ -35,11 +35,7 @@ logger = logging.getLogger("spanbreaker")
 PACKAGE = "opentelemetry.instrumentation.bedrock"
 
 
-def converse_messages(kwargs: Mapping[str, Any]) -> Body | None:
-    return "messages", kwargs.get("messages")
-
-
-def invoke_messages(kwargs: Mapping[str, Any]) -> Body | None:
+def invoke_messages(_args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Body | None:
     """The messages of an ``invoke_model`` body in Anthropic's Messages shape (Claude), given as text or bytes (a
     file-like body is the instrumentor's to read, once)."""
     body = kwargs.get("body")
@@ -52,24 +48,16 @@ def invoke_messages(kwargs: Mapping[str, Any]) -> Body | None:
     return ("messages", request.get("messages")) if isinstance(request, dict) else None
 
 
-FACTORIES: dict[str, tuple[Callable[[Mapping[str, Any]], Body | None], bool]] = {
-    "_instrumented_converse": (converse_messages, False),
-    "_instrumented_async_converse": (converse_messages, True),
+FACTORIES: dict[str, tuple[Callable[[tuple[Any, ...], Mapping[str, Any]], Body | None], bool]] = {
+    "_instrumented_converse": (messages, False),
+    "_instrumented_async_converse": (messages, True),
     "_instrumented_model_invoke": (invoke_messages, False),
     "_instrumented_async_model_invoke": (invoke_messages, True),
 }
 """The instrumentor's factories of a client's instrumented method -> (where the call's history is, asynchronous)."""
 
 
-def _call(body: Callable[[Mapping[str, Any]], Body | None], kwargs: Mapping[str, Any]) -> PrivateCall:
-    try:
-        found = body(kwargs)
-    except Exception:  # an odd call: its request is unknown, the call goes on
-        found = None
-    return PrivateCall("", None, prompt=Request(found))
-
-
-def showing_factory(stock: Callable[..., Any], body: Callable[[Mapping[str, Any]], Body | None],
+def showing_factory(stock: Callable[..., Any], body: Callable[[tuple[Any, ...], Mapping[str, Any]], Body | None],
                     asynchronous: bool) -> Callable[..., Any]:
     """The instrumentor's factory, the closures it builds showing the breaker each call's history while they run."""
 
@@ -79,13 +67,13 @@ def showing_factory(stock: Callable[..., Any], body: Callable[[Mapping[str, Any]
         if asynchronous:
             @functools.wraps(instrumented)
             async def call_async(*call_args: Any, **call_kwargs: Any) -> Any:
-                with shown(_call(body, call_kwargs)):
+                with shown(request_call(body, call_args, call_kwargs)):
                     return await instrumented(*call_args, **call_kwargs)
             return call_async
 
         @functools.wraps(instrumented)
         def call(*call_args: Any, **call_kwargs: Any) -> Any:
-            with shown(_call(body, call_kwargs)):
+            with shown(request_call(body, call_args, call_kwargs)):
                 return instrumented(*call_args, **call_kwargs)
         return call
 
