@@ -32,6 +32,7 @@ from .breaker import Admission, BreakerListener, BreakerState, TraceBreaker, Tri
 from .config import BreakerConfig
 from .conventions import classify, prompt_calls
 from .conventions import openinference as _oi
+from .conventions.frameworks import logged_usage
 from .conventions.read import (
     agent_start,
     error_detail,
@@ -292,8 +293,10 @@ class BreakerEngine:
             self.stats.spans_started += 1
             value = attributes.get(_OI_KIND)
             kind = _OI_KINDS.get(value) if type(value) is str else None  # openinference.kind's common case
+            logged = False
             if kind is None:
                 kind = classify(name, attributes)
+                logged = kind is _OTHER and logged_usage(attributes)
             gated = kind is _TOOL or kind is _LLM or kind is _AGENT
             now = 0.0
             trace = self.traces.get(trace_id)  # _trace's common case inline: the trace is already known
@@ -350,6 +353,8 @@ class BreakerEngine:
                         weak = True
                     except TypeError:  # None, a plain value: held as it is
                         ref = handle
+                if logged:
+                    self._account_logged(trace, attributes)
                 if not gated:  # CHAIN and OTHER spans: nothing to veto, no attributes kept
                     if len(open_spans) < MAX_OPEN_SPANS:
                         open_spans[span_id] = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept,
@@ -567,6 +572,18 @@ class BreakerEngine:
             metrics.blocked(record.detector, verdict.kind.name)
 
     # -------------------------------------------------------------------------------------- internals
+    def _account_logged(self, trace: TraceState, attributes: Mapping[str, Any]) -> None:
+        """A streamed model call's usage, logged as a record of its own once the stream ended (Pydantic Logfire):
+        added to the trace's tokens and cost, no call counted, so the budgets veto the next model call."""
+        usage = ModelCall(None)
+        fill_model_result(usage, attributes, self._cap)
+        spent = usage.cost_usd if usage.cost_usd is not None else cost_usd(
+            usage.model, usage.provider, usage.prompt_tokens, usage.completion_tokens)
+        trace.totals.tokens += usage.tokens
+        trace.totals.cost_usd += spent
+        if self.shared is not None:
+            self.guard(self.shared.add_usage, trace.trace_id, usage.tokens, 0, 0, spent)
+
     def _trace(self, trace_id: int, now: float) -> TraceState:
         traces = self.traces
         trace = traces.get(trace_id)

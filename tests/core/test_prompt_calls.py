@@ -32,6 +32,15 @@ def test_openai_chat_completions() -> None:
                                                                                       "two")])
 
 
+def test_pydantic_logfires_first_format_records_the_request_body() -> None:
+    """``instrument_openai(version=1)``: the request body as ``request_data``, no ``gen_ai.input.messages``; read only
+    on Logfire's spans (the key is too plain a name to trust elsewhere)."""
+    body = chat([("c1", "search", {"q": "a"}, "one")])
+    assert prompt_of({"logfire.span_type": "span", "request_data": body}) == body
+    assert prompt_of({"request_data": body}) is None
+    assert prompt_of({"logfire.span_type": "span", "request_data": 3}) is None
+
+
 def test_a_prompt_ending_with_a_new_user_request_answers_no_call() -> None:
     assert last_turn(chat([("c1", "search", {"q": "a"}, "one")], [{"role": "user", "content": "thanks"}])) is None
     assert last_turn(json.dumps({"messages": [{"role": "user", "content": "tool_call_id"}]})) is None

@@ -93,3 +93,29 @@ def test_logfires_records_are_no_calls() -> None:
         attributes = {"gen_ai.operation.name": "chat", "logfire.span_type": record}
         assert classify("streaming response from 'gpt-4o-mini' took 0.01s", attributes) is Kind.OTHER
     assert classify("x", {"gen_ai.operation.name": "chat", "logfire.span_type": ["log"]}) is Kind.LLM
+
+
+def test_a_streamed_calls_logged_usage_counts_toward_the_budgets_as_no_call() -> None:
+    """Logfire ends a streamed call's span without its usage and logs the usage in a record once the stream ends:
+    the record's tokens and cost count toward the trace's budgets (the next model call is vetoed), its call does not
+    count twice."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    processor = spanbreaker.BreakerSpanProcessor(max_tokens=700, max_model_calls=10)
+    provider.add_span_processor(processor)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("logfire")
+    request = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o-mini", "gen_ai.system": "openai",
+               "logfire.span_type": "span", "gen_ai.input.messages": '[{"role":"user","parts":[]}]'}
+    calls = 0
+    with pytest.raises(spanbreaker.Tripped) as trip, tracer.start_as_current_span("research"):
+        for turn in range(1, 6):
+            with tracer.start_as_current_span("Chat Completion with 'gpt-4o-mini'", attributes=request):
+                calls += 1
+            with tracer.start_as_current_span("streaming response from 'gpt-4o-mini' took 0.01s", attributes={
+                    **request, "logfire.span_type": "log", "gen_ai.usage.input_tokens": 120 * turn,
+                    "gen_ai.usage.output_tokens": 20}):
+                pass
+    assert (trip.value.detector, calls) == ("token_budget", 3), "780 tokens after three calls: the fourth vetoed"
+    assert trip.value.evidence["tokens"] == 780, trip.value.evidence
+    provider.shutdown()

@@ -5,7 +5,7 @@ breaker attached as Logfire's docs attach any processor (``additional_span_proce
 an in-memory exporter after the breaker receives the spans. The last stdout line is a JSON summary.
 
     python tests/pydantic_logfire/app.py --attach additional|instrument --api chat|chat_stream|anthropic [--no-span]
-        [--script stuck|healthy] [--max-model-calls N]
+        [--script stuck|healthy] [--max-model-calls N] [--max-tokens N] [--version 1]
 """
 
 from __future__ import annotations
@@ -82,9 +82,12 @@ def main() -> int:
     parser.add_argument("--no-span", action="store_true")
     parser.add_argument("--script", choices=("stuck", "healthy"), default="stuck")
     parser.add_argument("--max-model-calls", type=int)
+    parser.add_argument("--max-tokens", type=int)
+    parser.add_argument("--version", type=int, help="Logfire's message format (instrument_*(version=...))")
     args = parser.parse_args()
     config = spanbreaker.BreakerConfig.load().replace(
-        **({"max_model_calls": args.max_model_calls} if args.max_model_calls else {}))
+        **({"max_model_calls": args.max_model_calls} if args.max_model_calls else {}),
+        **({"max_tokens": args.max_tokens} if args.max_tokens else {}))
     exporter = InMemorySpanExporter()
     if args.attach == "additional":
         logfire.configure(send_to_logfire=False, console=False, additional_span_processors=[
@@ -93,8 +96,9 @@ def main() -> int:
         logfire.configure(send_to_logfire=False, console=False,
                           additional_span_processors=[SimpleSpanProcessor(exporter)])
         spanbreaker.instrument(config=config)  # the global provider: Logfire's proxy
-    logfire.instrument_openai()
-    logfire.instrument_anthropic()
+    version: Any = {"version": args.version} if args.version else {}
+    logfire.instrument_openai(**version)
+    logfire.instrument_anthropic(**version)
     model = ScriptedModel(script_for(args.script))
     calls = {"tool": 0}
     summary: dict[str, Any] = {"outcome": "answered", "exception": None, "detector": None}

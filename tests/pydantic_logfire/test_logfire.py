@@ -9,7 +9,9 @@ What this tier pins beyond that (measured on logfire 5.4; each scenario in its o
   runs every ``on_start`` with instrumentation suppressed and drops an ``on_end`` that arrives so, and the breaker ends
   the blocked span inside ``on_start`` (before, the blocked span was lost).
 * A streamed call's response is logged as a record of its own once the stream ends, repeating the request's GenAI
-  keys: it is no model call (before, every streamed call counted twice against ``max_model_calls``).
+  keys: it is no model call (before, every streamed call counted twice against ``max_model_calls``), and its token
+  usage, which the call's own span ends without, counts toward the budgets (before, streamed calls cost nothing).
+* Logfire's first message format (``version=1``) records the request body (``request_data``), read as the prompt.
 """
 
 from __future__ import annotations
@@ -54,6 +56,28 @@ def test_model_calls_are_counted_once(api: str) -> None:
     """``max_model_calls=3``: the fourth request is vetoed; a streamed call's logged response is no second call."""
     summary = run("--api", api, "--script", "healthy", "--max-model-calls", "3")
     assert (summary["outcome"], summary["detector"], summary["model_calls"]) == ("stopped", "call_budget", 3)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize(("api", "span"), [("chat", True), ("chat", False), ("chat_stream", True),
+                                          ("anthropic", False)])
+def test_logfires_first_message_format_is_read_from_its_request_body(api: str, span: bool) -> None:
+    """``instrument_*(version=1)`` records the request body (``request_data``) instead of ``gen_ai.input.messages``:
+    the loop is read from it (before, 10 of 10 turns ran)."""
+    summary = run("--api", api, "--version", "1", *(() if span else ("--no-span",)))
+    assert (summary["outcome"], summary["detector"]) == ("stopped", "tool_repeat")
+    assert (summary["model_calls"], summary["tool_calls"]) == (5, 5)
+    healthy = run("--api", api, "--version", "1", "--script", "healthy", *(() if span else ("--no-span",)))
+    assert (healthy["outcome"], healthy["model_calls"], healthy["tripped"]) == ("answered", 6, 0)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("api", ["chat", "chat_stream"])
+def test_tokens_are_counted_streamed_or_not(api: str) -> None:
+    """``max_tokens=700`` (the scripted model's calls use 140, 260, 380 tokens): the fourth request is vetoed. A
+    streamed call's span ends without its usage, which Logfire logs in a record once the stream ends: counted."""
+    summary = run("--api", api, "--script", "healthy", "--max-tokens", "700")
+    assert (summary["outcome"], summary["detector"], summary["model_calls"]) == ("stopped", "token_budget", 3)
 
 
 @pytest.mark.timeout(150)

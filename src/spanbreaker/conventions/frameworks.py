@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..kinds import Kind
+from . import genai
 
 NAME = "frameworks"
 
@@ -81,6 +82,24 @@ RECORDS = frozenset({"log", "pending_span"})
 """Pydantic Logfire's records that are no call of their own, whatever GenAI keys they repeat: a streamed model call's
 response, logged once the stream ends (with the request's ``gen_ai.operation.name``), and a pending span's
 placeholder. Read as calls, every streamed model call would count twice."""
+LOGFIRE_LOG = "log"
+"""The record that carries a streamed model call's usage (the call's own span ends without it): counted toward the
+trace's token and cost budgets, as no call (:func:`logged_usage`)."""
+
+
+LOGFIRE_REQUEST = "request_data"
+"""Pydantic Logfire's first message format (``instrument_openai(version=1)``): the request body, as a JSON text, where
+the later formats record ``gen_ai.input.messages``."""
+
+
+def logfire_request(attributes: Mapping[str, Any]) -> Any:
+    """The request body a Pydantic Logfire span records (its first format), else None."""
+    return attributes.get(LOGFIRE_REQUEST) if LOGFIRE_TYPE in attributes else None
+
+
+def logged_usage(attributes: Mapping[str, Any]) -> bool:
+    """Whether the span is Pydantic Logfire's logged response of a streamed model call, with its token usage."""
+    return attributes.get(LOGFIRE_TYPE) == LOGFIRE_LOG and attributes.get(genai.OPERATION) is not None
 
 
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:

@@ -53,6 +53,7 @@ from typing import Any
 
 import msgspec
 
+from . import frameworks as fw
 from . import genai as ga
 from . import openinference as oi
 from . import tool_text
@@ -113,12 +114,16 @@ apart (OpenInference's flattened ``llm.input_messages.*`` attributes, put back t
 
 def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     """The prompt as recorded at a model call's start: OpenInference's request text, else GenAI's messages, else
-    OpenInference's flattened messages (what Google GenAI's instrumentor sets at start; its request text comes at
-    the end). A request text the instrumentor hid (``__REDACTED__``) is no prompt."""
+    Pydantic Logfire's request body (its first format), else OpenInference's flattened messages (what Google GenAI's
+    instrumentor sets at start; its request text comes at the end). A request text the instrumentor hid
+    (``__REDACTED__``) is no prompt."""
     raw = attributes.get(oi.INPUT)
     if type(raw) is str and raw and raw != oi.REDACTED:
         return raw
     raw = attributes.get(ga.INPUT_MESSAGES)
+    if type(raw) is str and raw:
+        return raw
+    raw = fw.logfire_request(attributes)
     if type(raw) is str and raw:
         return raw
     return _flattened(attributes) or _flattened_legacy(attributes)
