@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-logfire test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-logfire test-traceloop test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -150,6 +150,26 @@ $(LOGFIRE_VENV)/.installed: pyproject.toml Makefile
 
 test-logfire: $(LOGFIRE_VENV)/.installed
 	$(LOGFIRE_VENV)/bin/python -m pytest -q -o addopts=-ra tests/pydantic_logfire
+
+# The Traceloop SDK (traceloop-sdk: Traceloop.init(), its @agent / @tool decorators) in its own venv (.venv/traceloop):
+# it pulls in every OpenLLMetry instrumentation and a few of OpenTelemetry's own (requests, threading, logging...),
+# which pin opentelemetry-instrumentation exactly; the package index here lacks the newest -threading, so those are
+# pinned to one release line for pip to settle. Its tests (tests/traceloop_decorators: an agent written with the
+# decorators around the OpenAI client, one process per scenario) are ignored by the default suite; CI runs this tier.
+# No extra: an application on the Traceloop SDK has it; spanbreaker needs nothing more.
+TRACELOOP_VENV := $(VENV)/traceloop
+TRACELOOP_LINE := 0.66b1
+$(TRACELOOP_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(TRACELOOP_VENV)
+	$(TRACELOOP_VENV)/bin/pip install -q --upgrade pip
+	$(TRACELOOP_VENV)/bin/pip install -q --no-compile -e . 'traceloop-sdk==0.62.4' 'openai>=1.26' httpx \
+	  opentelemetry-instrumentation==$(TRACELOOP_LINE) \
+	  $(foreach name,redis requests sqlalchemy threading urllib3 logging,opentelemetry-instrumentation-$(name)==$(TRACELOOP_LINE)) \
+	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-traceloop: $(TRACELOOP_VENV)/.installed
+	$(TRACELOOP_VENV)/bin/python -m pytest -q -o addopts=-ra tests/traceloop_decorators
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

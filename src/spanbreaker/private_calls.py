@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .conventions import genai
 
@@ -92,24 +92,31 @@ class shown:
         _current.reset(self._token)
 
 
+V = TypeVar("V")
+
 MAX_OPEN_CALLS = 4096
 """Calls an :class:`OpenCalls` keeps between their start and end (one whose end never comes is dropped oldest first)."""
 
 
-class OpenCalls:
+class OpenCalls(Generic[V]):
     """Tool calls whose span is open, by the framework's own id for the call (a LangChain run id, a LlamaIndex span
     id): what the end of the call shows with its result, for adapters whose start and end are separate callbacks."""
 
     def __init__(self) -> None:
-        self._calls: OrderedDict[Any, PrivateCall] = OrderedDict()
+        self._calls: OrderedDict[Any, V] = OrderedDict()
         self._lock = threading.Lock()
 
-    def keep(self, key: Any, call: PrivateCall) -> None:
+    def keep(self, key: Any, call: V) -> None:
         with self._lock:
             self._calls[key] = call
             if len(self._calls) > MAX_OPEN_CALLS:
                 self._calls.popitem(last=False)
 
-    def take(self, key: Any) -> PrivateCall | None:
+    def peek(self, key: Any) -> V | None:
+        """What :meth:`keep` kept under ``key``, left kept."""
+        with self._lock:
+            return self._calls.get(key)
+
+    def take(self, key: Any) -> V | None:
         with self._lock:
             return self._calls.pop(key, None)

@@ -38,7 +38,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, Synchrono
 from opentelemetry.sdk.util import BoundedList
 from opentelemetry.trace import SpanContext, Status, StatusCode
 
-from . import marking
+from . import marking, unwinding
 from .breaker import BreakerListener, BreakerState, TripRecord
 from .config import BreakerConfig
 from .coverage import check_spans
@@ -275,8 +275,11 @@ class BreakerSpanProcessor(SpanProcessor):
             except Exception as exc:
                 engine.internal_error(exc)
         exception = trip_exception_for(_scope_name(block))
-        raise exception(record.detector, record.reason, record.trace_id, record.evidence,
-                        blocked=not verdict.new_trip)
+        tripped = exception(record.detector, record.reason, record.trace_id, record.evidence,
+                            blocked=not verdict.new_trip)
+        if started is not None:  # raised out of a span's start, through the application's frames
+            unwinding.before_raise(tripped)
+        raise tripped
 
     def _start_later(self, span: Span, parent_context: Context | None) -> None:
         """Give the processors added after this one the blocked (or steered) span's ``on_start``, before it ends and
@@ -333,8 +336,12 @@ class BreakerSpanProcessor(SpanProcessor):
         except Exception as exc:
             self.engine.internal_error(exc)
         scope = _scope_name(block)
-        exception = trip_exception_for(scope) if hard else steer_exception_for(scope)
-        raise exception(record.detector, record.reason, record.trace_id, record.evidence)
+        if not hard:
+            raise steer_exception_for(scope)(record.detector, record.reason, record.trace_id, record.evidence)
+        tripped = trip_exception_for(scope)(record.detector, record.reason, record.trace_id, record.evidence)
+        if started is not None:
+            unwinding.before_raise(tripped)
+        raise tripped
 
 
 _SUPPRESSION_KEYS = (context_api._SUPPRESS_INSTRUMENTATION_KEY, "suppress_instrumentation")

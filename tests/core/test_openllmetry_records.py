@@ -115,3 +115,22 @@ def test_a_span_of_openllmetrys_older_instrumentations_is_a_model_call_by_its_re
         assert classify("ollama.embeddings", {"llm.request.type": request_type}) is Kind.OTHER
     assert classify("x", {"llm.request.type": "chat", "openinference.span.kind": "TOOL"}) is Kind.TOOL
     assert classify("x", {"llm.request.type": "chat", "gen_ai.operation.name": "execute_tool"}) is Kind.TOOL
+
+
+# ------------------------------------------------------------------------------------------ Traceloop SDK decorators
+def test_the_traceloop_sdks_decorated_tools_and_agents_are_read_by_their_span_kind() -> None:
+    """``@tool`` / ``@agent`` say what their span is under ``traceloop.span.kind`` (what the adapter starts the span
+    with, and what an export carries); ``@workflow`` / ``@task`` are no call."""
+    from spanbreaker.conventions import classify
+    from spanbreaker.conventions.read import agent_name
+    from spanbreaker.kinds import Kind
+
+    tool = {"traceloop.span.kind": "tool", "traceloop.entity.name": "search", "gen_ai.tool.name": "search",
+            "traceloop.entity.input": json.dumps({"args": ["same"], "kwargs": {}})}
+    assert classify("search.tool", tool) is Kind.TOOL
+    assert classify("researcher.agent", {"traceloop.span.kind": "agent"}) is Kind.AGENT
+    for other in ("workflow", "task", ["tool"], None):
+        assert classify("x.task", {"traceloop.span.kind": other}) is Kind.OTHER
+    assert agent_name("researcher.agent", {"traceloop.entity.name": "researcher"}) == "researcher"
+    call = tool_start("search.tool", tool, frozenset(), CAP)
+    assert (call.name, call.args_known, call.raw_args) == ("search", True, '{"args": ["same"], "kwargs": {}}')

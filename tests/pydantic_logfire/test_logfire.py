@@ -16,24 +16,18 @@ What this tier pins beyond that (measured on logfire 5.4; each scenario in its o
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ..app_summary import app_summary
+
 APP = Path(__file__).resolve().parent / "app.py"
-REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(APP), *args], capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return summary
+    return app_summary(APP, *args)
 
 
 @pytest.mark.timeout(150)

@@ -37,7 +37,7 @@ PACKAGE = "opentelemetry.instrumentation.langchain"
 HANDLER = "opentelemetry.instrumentation.langchain.callback_handler"
 CALLBACKS = ("on_chat_model_start", "on_llm_start", "on_tool_start", "on_tool_end", "on_tool_error")
 _PENDING = PendingAttributes("spanbreaker_openllmetry_langchain_start")
-_OPEN = OpenCalls()
+_OPEN: OpenCalls[PrivateCall] = OpenCalls()
 
 
 def _at_start(handler: Any, attributes: dict[str, Any]) -> dict[str, Any]:

@@ -43,7 +43,7 @@ logger = logging.getLogger("spanbreaker")
 PACKAGE = "opentelemetry.instrumentation.llamaindex"
 HANDLERS = "opentelemetry.instrumentation.llamaindex.dispatcher_wrapper"
 _PENDING = PendingAttributes("spanbreaker_openllmetry_llama_index_start")
-_OPEN = OpenCalls()
+_OPEN: OpenCalls[PrivateCall] = OpenCalls()
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion"})
 
 

@@ -61,11 +61,23 @@ start a model call's span with only this and ``gen_ai.system``: ``chat`` or ``co
 MODEL_CALLS = frozenset({"chat", "completion"})
 
 
+SPAN_KIND = "traceloop.span.kind"
+ENTITY_NAME = "traceloop.entity.name"
+"""The Traceloop SDK's decorators (``@tool``, ``@agent``, ``@workflow``, ``@task``) say what a span is, and its name,
+under these keys; its instrumentations set them on some of their own spans too."""
+TRACELOOP_TOOL = "tool"
+TRACELOOP_KINDS: dict[str, Kind] = {TRACELOOP_TOOL: Kind.TOOL, "agent": Kind.AGENT}
+"""A decorated tool is a tool call, a decorated agent an agent run; a workflow or a task is anything (no call)."""
+
+
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
     """A model call by ``llm.request.type`` (the spans of its newer instrumentations say their kind by their GenAI
-    operation, read first: :mod:`.genai`)."""
+    operation, read first: :mod:`.genai`); a tool call or agent run by the Traceloop SDK's ``traceloop.span.kind``."""
     value = attributes.get(REQUEST_TYPE)
-    return Kind.LLM if type(value) is str and value in MODEL_CALLS else None
+    if type(value) is str and value in MODEL_CALLS:
+        return Kind.LLM
+    value = attributes.get(SPAN_KIND)
+    return TRACELOOP_KINDS.get(value) if type(value) is str else None
 
 
 def _document(text: str, keys: frozenset[str], required: str) -> dict[str, Any] | None:

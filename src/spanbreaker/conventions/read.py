@@ -247,7 +247,7 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) 
 
 # ------------------------------------------------------------------------------------------------ agents
 def agent_name(name: str, attributes: Mapping[str, Any]) -> str:
-    value = as_str(pick(attributes, oi.AGENT_NAME, ga.AGENT_NAME, oi.GRAPH_NODE))
+    value = as_str(pick(attributes, oi.AGENT_NAME, ga.AGENT_NAME, oi.GRAPH_NODE, ol.ENTITY_NAME))
     if value:
         return value[:128]
     if isinstance(name, str):

@@ -1,0 +1,149 @@
+"""An agent written on the Traceloop SDK (OpenLLMetry): ``Traceloop.init()``, the agent and its tool marked with the
+SDK's ``@agent`` and ``@tool`` decorators, a plain loop around the OpenAI client (its calls traced by the OpenAI
+instrumentation ``Traceloop.init()`` switches on). One scenario per process (``Traceloop.init()`` sets the global
+provider once); spans go to an in-memory exporter (``Traceloop.init(exporter=...)``). The last stdout line is a JSON
+summary.
+
+    python tests/traceloop_decorators/app.py [--script stuck|healthy] [--content on|off] [--attach instrument|none]
+        [--decorate before|after] [--max-tool-calls N] [--max-model-calls N] [--asynchronous] [--runs N]
+        [--frameworks NAME,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
+
+QUERIES = ["acme guidance", "acme revenue", "acme ceo", "acme plants", "acme debt"]
+TURNS = 30
+TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {
+    "type": "object", "properties": {"query": {"type": "string"}}}}}]
+
+
+def script_for(name: str) -> Any:
+    from _scripted_openai import tool_results
+
+    if name == "stuck":
+        return lambda messages: [("search", {"query": "same"})]
+    return lambda messages: ("Acme's answer." if tool_results(messages) >= len(QUERIES)
+                             else [("search", {"query": QUERIES[tool_results(messages)]})])
+
+
+def define(asynchronous: bool, client: Any, ran: dict[str, int]) -> Any:
+    """The agent and its tool, decorated with the SDK's decorators (at whatever time this is called)."""
+    from traceloop.sdk.decorators import agent, tool
+
+    if asynchronous:
+        @tool(name="search")
+        async def asearch(query: str) -> str:
+            ran["tool"] += 1
+            return f"page about {query}"
+
+        @agent(name="researcher")
+        async def aresearch(question: str) -> str:
+            messages: list[Any] = [{"role": "user", "content": question}]
+            for _ in range(TURNS):
+                reply = (await client.chat.completions.create(model="gpt-4o-mini", messages=messages,
+                                                              tools=TOOLS)).choices[0].message
+                if not reply.tool_calls:
+                    return str(reply.content)
+                messages.append(reply.model_dump(exclude_none=True))
+                for call in reply.tool_calls:
+                    result = await asearch(**json.loads(call.function.arguments))
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+            return "gave up"
+
+        return lambda question: asyncio.run(aresearch(question))
+
+    @tool(name="search")
+    def search(query: str) -> str:
+        ran["tool"] += 1
+        return f"page about {query}"
+
+    @agent(name="researcher")
+    def research(question: str) -> str:
+        messages: list[Any] = [{"role": "user", "content": question}]
+        for _ in range(TURNS):
+            reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages,
+                                                   tools=TOOLS).choices[0].message
+            if not reply.tool_calls:
+                return str(reply.content)
+            messages.append(reply.model_dump(exclude_none=True))
+            for call in reply.tool_calls:
+                messages.append({"role": "tool", "tool_call_id": call.id,
+                                 "content": search(**json.loads(call.function.arguments))})
+        return "gave up"
+
+    return research
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--script", choices=("stuck", "healthy"), default="stuck")
+    parser.add_argument("--content", choices=("on", "off"), default="on")
+    parser.add_argument("--attach", choices=("instrument", "none"), default="instrument")
+    parser.add_argument("--decorate", choices=("before", "after"), default="after",
+                        help="decorate the functions before or after spanbreaker.instrument()")
+    parser.add_argument("--max-tool-calls", type=int)
+    parser.add_argument("--max-model-calls", type=int)
+    parser.add_argument("--asynchronous", action="store_true")
+    parser.add_argument("--runs", type=int, default=1, help="run the agent this many times, one after the other")
+    parser.add_argument("--frameworks", help="spanbreaker.instrument(frameworks=...): the adapters to use")
+    args = parser.parse_args()
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "true" if args.content == "on" else "false"
+
+    import openai
+    from _scripted_openai import ScriptedModel
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from traceloop.sdk import Traceloop
+
+    import spanbreaker
+
+    exporter = InMemorySpanExporter()
+    Traceloop.init(app_name="research", exporter=exporter, disable_batch=True, telemetry_enabled=False)
+    model = ScriptedModel(script_for(args.script))
+    client = model.client(openai.AsyncOpenAI if args.asynchronous else openai.OpenAI, api_key="offline",
+                          base_url="http://scripted.invalid/v1", asynchronous=args.asynchronous)
+    ran = {"tool": 0}
+    run = define(args.asynchronous, client, ran) if args.decorate == "before" else None
+    if args.attach == "instrument":
+        config = spanbreaker.BreakerConfig.load().replace(
+            **({"max_tool_calls": args.max_tool_calls} if args.max_tool_calls else {}),
+            **({"max_model_calls": args.max_model_calls} if args.max_model_calls else {}))
+        spanbreaker.instrument(config=config,  # the global provider Traceloop.init() set
+                               **({"frameworks": args.frameworks.split(",")} if args.frameworks else {}))
+    if run is None:
+        run = define(args.asynchronous, client, ran)
+    summary: dict[str, Any] = {"outcome": "answered", "detector": None, "runs": []}
+    for _ in range(args.runs):
+        try:
+            run("What is Acme's guidance?")
+            summary["runs"].append("answered")
+        except spanbreaker.Tripped as trip:
+            summary.update(outcome="stopped", detector=trip.detector)
+            summary["runs"].append("blocked at once" if trip.blocked else f"stopped after {model.calls} model calls")
+    spans = exporter.get_finished_spans()
+    agents = [span for span in spans if span.name == "researcher.agent"]
+    summary.update(
+        agents=len(agents), agents_tripped=sum(1 for span in agents if span.attributes.get("spanbreaker.tripped")),
+        traces=len({span.context.trace_id for span in spans}),
+        unique=len({span.context.span_id for span in spans}) == len(spans),
+        current=trace.get_current_span().get_span_context().is_valid,
+        model_calls=model.calls, tool_calls=ran["tool"], spans=len(spans),
+        blocked=[span.name for span in spans if (span.attributes or {}).get("spanbreaker.blocked")],
+        tripped=sum(1 for span in spans if (span.attributes or {}).get("spanbreaker.tripped")),
+        inputs=sum(1 for span in spans if (span.attributes or {}).get("traceloop.entity.input")))
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
