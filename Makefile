@@ -224,6 +224,11 @@ corpora:
 	test -d $(CORPORA_SRC)/bfcl-vllm-results || \
 	  git clone -q https://github.com/bbrowning/bfcl-vllm-results $(CORPORA_SRC)/bfcl-vllm-results
 	$(PYTHON) corpora/convert_bfcl_multi_turn.py $(CORPORA_SRC)/bfcl-vllm-results corpora/data/bfcl-multi-turn.otlp.jsonl.gz
+	test -d $(CORPORA_SRC)/WorkBench || git clone -q https://github.com/olly-styles/WorkBench $(CORPORA_SRC)/WorkBench
+	test -x $(VENV)/corpora-workbench/bin/python || { $(PYTHON) -m venv $(VENV)/corpora-workbench && \
+	  $(VENV)/corpora-workbench/bin/pip install -q pandas==2.1.4 numpy==1.26.3; }
+	$(VENV)/corpora-workbench/bin/python corpora/convert_workbench.py $(CORPORA_SRC)/WorkBench \
+	  corpora/data/workbench.otlp.jsonl.gz
 
 # Replay verdicts of every corpus (the committed ones, `make corpora` and the shared mini-swe-agent file) against
 # those pinned in tests/replay/verdicts/; a missing corpus fails. The default suite checks the committed ones.

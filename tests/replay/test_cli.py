@@ -193,6 +193,12 @@ def test_help_lists_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0 and "replay" in out
 
 
+def test_python_dash_m_runs_the_command() -> None:
+    """``python -m spanbreaker`` where the ``spanbreaker`` script is not on the PATH."""
+    done = subprocess.run([sys.executable, "-m", "spanbreaker", "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "replay" in done.stdout, done.stderr
+
+
 def test_long_inputs_show_a_progress_bar_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     big = t.agent_trace("big", [(f"cat part{i}.txt", f"line {i}\n" * 12_000) for i in range(12)])

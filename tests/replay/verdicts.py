@@ -36,7 +36,8 @@ def _shared_data() -> Path:
 COMMITTED = [ROOT / "corpora" / "data" / "who-and-when.otlp.jsonl.gz",
              ROOT / "tests" / "replay" / "data" / "swebench_slice.otlp.jsonl.gz",
              ROOT / "tests" / "replay" / "data" / "corpora_slice.otlp.jsonl.gz",
-             ROOT / "corpora" / "data" / "reflexion-hotpotqa.otlp.jsonl.gz"]
+             ROOT / "corpora" / "data" / "reflexion-hotpotqa.otlp.jsonl.gz",
+             ROOT / "corpora" / "data" / "workbench.otlp.jsonl.gz"]
 """In git: checked by the default suite."""
 CORPORA = [_shared_data(), ROOT / "corpora" / "data" / "coder-swebench-lite.otlp.jsonl.gz",
            ROOT / "corpora" / "data" / "vorflux-swebench-verified.otlp.jsonl.gz",
