@@ -4,9 +4,9 @@ instrumentation ``Traceloop.init()`` switches on). One scenario per process (``T
 provider once); spans go to an in-memory exporter (``Traceloop.init(exporter=...)``). The last stdout line is a JSON
 summary.
 
-    python tests/traceloop_decorators/app.py [--script stuck|healthy] [--content on|off] [--attach instrument|none]
-        [--decorate before|after] [--max-tool-calls N] [--max-model-calls N] [--asynchronous] [--runs N]
-        [--frameworks NAME,...]
+    python tests/traceloop_decorators/app.py [--script stuck|healthy] [--content on|off]
+        [--attach instrument|instrument-first|none] [--decorate before|after] [--max-tool-calls N]
+        [--max-model-calls N] [--asynchronous] [--runs N] [--frameworks NAME,...]
 """
 
 from __future__ import annotations
@@ -88,7 +88,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--script", choices=("stuck", "healthy"), default="stuck")
     parser.add_argument("--content", choices=("on", "off"), default="on")
-    parser.add_argument("--attach", choices=("instrument", "none"), default="instrument")
+    parser.add_argument("--attach", choices=("instrument", "instrument-first", "none"), default="instrument",
+                        help="spanbreaker.instrument() after Traceloop.init(), before it, or not at all")
     parser.add_argument("--decorate", choices=("before", "after"), default="after",
                         help="decorate the functions before or after spanbreaker.instrument()")
     parser.add_argument("--max-tool-calls", type=int)
@@ -107,6 +108,12 @@ def main() -> int:
 
     import spanbreaker
 
+    config = spanbreaker.BreakerConfig.load().replace(
+        **({"max_tool_calls": args.max_tool_calls} if args.max_tool_calls else {}),
+        **({"max_model_calls": args.max_model_calls} if args.max_model_calls else {}))
+    frameworks: dict[str, Any] = {"frameworks": args.frameworks.split(",")} if args.frameworks else {}
+    if args.attach == "instrument-first":
+        spanbreaker.instrument(config=config, **frameworks)  # sets an SDK provider: Traceloop.init() then uses it
     exporter = InMemorySpanExporter()
     Traceloop.init(app_name="research", exporter=exporter, disable_batch=True, telemetry_enabled=False)
     model = ScriptedModel(script_for(args.script))
@@ -115,11 +122,7 @@ def main() -> int:
     ran = {"tool": 0}
     run = define(args.asynchronous, client, ran) if args.decorate == "before" else None
     if args.attach == "instrument":
-        config = spanbreaker.BreakerConfig.load().replace(
-            **({"max_tool_calls": args.max_tool_calls} if args.max_tool_calls else {}),
-            **({"max_model_calls": args.max_model_calls} if args.max_model_calls else {}))
-        spanbreaker.instrument(config=config,  # the global provider Traceloop.init() set
-                               **({"frameworks": args.frameworks.split(",")} if args.frameworks else {}))
+        spanbreaker.instrument(config=config, **frameworks)  # the global provider Traceloop.init() set
     if run is None:
         run = define(args.asynchronous, client, ran)
     summary: dict[str, Any] = {"outcome": "answered", "detector": None, "runs": []}

@@ -47,11 +47,12 @@ def test_a_decorated_tool_looping_is_vetoed_before_its_fifth_run(options: tuple[
 
 
 @pytest.mark.timeout(150)
-@pytest.mark.parametrize("asynchronous", [False, True])
-def test_a_trip_leaves_the_next_run_its_own_trace(asynchronous: bool) -> None:
+@pytest.mark.parametrize("options", [(), ("--asynchronous",), ("--attach", "instrument-first")])
+def test_a_trip_leaves_the_next_run_its_own_trace(options: tuple[str, ...]) -> None:
     """The tripped run's synchronous wrappers end their spans and detach their context only on an ``Exception``:
-    before, the thread's next run started inside the tripped trace and was blocked at once."""
-    summary = run("--runs", "2", *(("--asynchronous",) if asynchronous else ()))
+    before, the thread's next run started inside the tripped trace and was blocked at once. The same whether
+    ``spanbreaker.instrument()`` comes after ``Traceloop.init()`` or before it (Traceloop then uses its provider)."""
+    summary = run("--runs", "2", *options)
     assert summary["runs"] == ["stopped after 5 model calls", "stopped after 10 model calls"]
     assert summary["traces"] == 2 and summary["agents_tripped"] == 2
     assert_nothing_lost(summary)
