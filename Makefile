@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-logfire test-traceloop test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-logfire test-traceloop test-langfuse test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -170,6 +170,21 @@ $(TRACELOOP_VENV)/.installed: pyproject.toml Makefile
 
 test-traceloop: $(TRACELOOP_VENV)/.installed
 	$(TRACELOOP_VENV)/bin/python -m pytest -q -o addopts=-ra tests/traceloop_decorators
+
+# Langfuse's Python SDK (langfuse: @observe, its OpenAI drop-in) in its own venv (.venv/langfuse). Its tests
+# (tests/langfuse_observe: an agent written with @observe around the OpenAI client, one process per scenario; nothing
+# sent to a Langfuse server) are ignored by the default suite; CI runs this tier. No extra: an application traced by
+# Langfuse has it; spanbreaker needs nothing more.
+LANGFUSE_VENV := $(VENV)/langfuse
+$(LANGFUSE_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(LANGFUSE_VENV)
+	$(LANGFUSE_VENV)/bin/pip install -q --upgrade pip
+	$(LANGFUSE_VENV)/bin/pip install -q --no-compile -e . 'langfuse>=3,<6' 'openai>=1.26' \
+	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-langfuse: $(LANGFUSE_VENV)/.installed
+	$(LANGFUSE_VENV)/bin/python -m pytest -q -o addopts=-ra tests/langfuse_observe
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

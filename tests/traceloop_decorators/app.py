@@ -19,21 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: the agent's loop
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
 
-QUERIES = ["acme guidance", "acme revenue", "acme ceo", "acme plants", "acme debt"]
-TURNS = 30
-TOOLS = [{"type": "function", "function": {"name": "search", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}}}}}]
-
-
-def script_for(name: str) -> Any:
-    from _scripted_openai import tool_results
-
-    if name == "stuck":
-        return lambda messages: [("search", {"query": "same"})]
-    return lambda messages: ("Acme's answer." if tool_results(messages) >= len(QUERIES)
-                             else [("search", {"query": QUERIES[tool_results(messages)]})])
+from tests.decorated_agent import aresearch, research, script_for, spans_summary
 
 
 def define(asynchronous: bool, client: Any, ran: dict[str, int]) -> Any:
@@ -47,20 +36,10 @@ def define(asynchronous: bool, client: Any, ran: dict[str, int]) -> Any:
             return f"page about {query}"
 
         @agent(name="researcher")
-        async def aresearch(question: str) -> str:
-            messages: list[Any] = [{"role": "user", "content": question}]
-            for _ in range(TURNS):
-                reply = (await client.chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                                              tools=TOOLS)).choices[0].message
-                if not reply.tool_calls:
-                    return str(reply.content)
-                messages.append(reply.model_dump(exclude_none=True))
-                for call in reply.tool_calls:
-                    result = await asearch(**json.loads(call.function.arguments))
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-            return "gave up"
+        async def arun(question: str) -> str:
+            return await aresearch(client, asearch, question)
 
-        return lambda question: asyncio.run(aresearch(question))
+        return lambda question: asyncio.run(arun(question))
 
     @tool(name="search")
     def search(query: str) -> str:
@@ -68,20 +47,10 @@ def define(asynchronous: bool, client: Any, ran: dict[str, int]) -> Any:
         return f"page about {query}"
 
     @agent(name="researcher")
-    def research(question: str) -> str:
-        messages: list[Any] = [{"role": "user", "content": question}]
-        for _ in range(TURNS):
-            reply = client.chat.completions.create(model="gpt-4o-mini", messages=messages,
-                                                   tools=TOOLS).choices[0].message
-            if not reply.tool_calls:
-                return str(reply.content)
-            messages.append(reply.model_dump(exclude_none=True))
-            for call in reply.tool_calls:
-                messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": search(**json.loads(call.function.arguments))})
-        return "gave up"
+    def run(question: str) -> str:
+        return research(client, search, question)
 
-    return research
+    return run
 
 
 def main() -> int:
@@ -102,7 +71,6 @@ def main() -> int:
 
     import openai
     from _scripted_openai import ScriptedModel
-    from opentelemetry import trace
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from traceloop.sdk import Traceloop
 
@@ -133,17 +101,8 @@ def main() -> int:
         except spanbreaker.Tripped as trip:
             summary.update(outcome="stopped", detector=trip.detector)
             summary["runs"].append("blocked at once" if trip.blocked else f"stopped after {model.calls} model calls")
-    spans = exporter.get_finished_spans()
-    agents = [span for span in spans if span.name == "researcher.agent"]
-    summary.update(
-        agents=len(agents), agents_tripped=sum(1 for span in agents if span.attributes.get("spanbreaker.tripped")),
-        traces=len({span.context.trace_id for span in spans}),
-        unique=len({span.context.span_id for span in spans}) == len(spans),
-        current=trace.get_current_span().get_span_context().is_valid,
-        model_calls=model.calls, tool_calls=ran["tool"], spans=len(spans),
-        blocked=[span.name for span in spans if (span.attributes or {}).get("spanbreaker.blocked")],
-        tripped=sum(1 for span in spans if (span.attributes or {}).get("spanbreaker.tripped")),
-        inputs=sum(1 for span in spans if (span.attributes or {}).get("traceloop.entity.input")))
+    summary.update(model_calls=model.calls, tool_calls=ran["tool"],
+                   **spans_summary(exporter.get_finished_spans(), "researcher.agent", "traceloop.entity.input"))
     print(json.dumps(summary), flush=True)
     return 0
 

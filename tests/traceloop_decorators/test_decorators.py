@@ -18,18 +18,13 @@ from typing import Any
 import pytest
 
 from ..app_summary import app_summary
+from ..decorated_agent import assert_nothing_lost
 
 APP = Path(__file__).resolve().parent / "app.py"
 
 
 def run(*args: str) -> dict[str, Any]:
     return app_summary(APP, *args)
-
-
-def assert_nothing_lost(summary: dict[str, Any]) -> None:
-    assert summary["unique"], "every span exported once"
-    assert summary["agents"] == len(summary["runs"]), "each run's agent span was exported"
-    assert not summary["current"], "no span left attached to the thread's context"
 
 
 @pytest.mark.timeout(150)

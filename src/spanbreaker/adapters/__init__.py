@@ -40,6 +40,7 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.openllmetry_google_genai",
     "spanbreaker.adapters.openllmetry_bedrock",
     "spanbreaker.adapters.traceloop_sdk",
+    "spanbreaker.adapters.langfuse",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})

@@ -2,7 +2,8 @@
 
 Order matters and is written once, here (kinds) and in :mod:`.read` (figures): OpenInference first (what the
 instrumentors this project drives write), then the OpenTelemetry GenAI conventions, then OpenLLMetry's older
-``llm.request.type``, then framework quirks (names, envelopes, wrappers), and last the GenAI span-name prefixes.
+``llm.request.type`` (and the Traceloop SDK's span kinds), then Langfuse's observation types, then framework quirks
+(names, envelopes, wrappers), and last the GenAI span-name prefixes.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..kinds import Kind
-from . import frameworks, genai, openinference, openllmetry
+from . import frameworks, genai, langfuse, openinference, openllmetry
 from .base import Convention
 
-CONVENTIONS: tuple[Convention, ...] = (openinference, genai, openllmetry, frameworks)
+CONVENTIONS: tuple[Convention, ...] = (openinference, genai, openllmetry, langfuse, frameworks)
 """Asked in this order for a span's kind."""
 
 
@@ -33,4 +34,4 @@ def classify(name: str, attributes: Mapping[str, Any]) -> Kind:
     return kind if kind is not None else Kind.OTHER
 
 
-__all__ = ["CONVENTIONS", "Convention", "classify", "frameworks", "genai", "openinference", "openllmetry"]
+__all__ = ["CONVENTIONS", "Convention", "classify", "frameworks", "genai", "langfuse", "openinference", "openllmetry"]

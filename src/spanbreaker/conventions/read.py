@@ -21,6 +21,7 @@ from . import exception_class, ledger, tool_text
 from . import frameworks as fw
 from . import genai as ga
 from . import langchain as lc
+from . import langfuse as lf
 from . import llama_index as li
 from . import openinference as oi
 from . import openllmetry as ol
@@ -80,6 +81,8 @@ def _tool_arguments(name: str, attributes: Mapping[str, Any], volatile: frozense
         raw = unredacted(pick(attributes, ga.TOOL_ARGUMENTS, fw.LEGACY_TOOL_ARGUMENTS, oi.TOOL_PARAMETERS))
         if raw is None:
             raw = attributes.get(ol.ENTITY_INPUT)
+            if raw is None:
+                raw = attributes.get(lf.INPUT)  # Langfuse's observation: @observe's record of the call, as Traceloop's
             if raw is None:
                 return tool, None
             if type(raw) is str:  # OpenLLMetry's LlamaIndex record of the bound arguments: the call in it
@@ -150,6 +153,8 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
         raw = unredacted(pick(attributes, ga.TOOL_RESULT, fw.LEGACY_TOOL_RESULT))
         if raw is None:
             raw = attributes.get(ol.ENTITY_OUTPUT)  # OpenLLMetry's LlamaIndex record: a ToolOutput, unwrapped below
+            if raw is None:
+                raw = attributes.get(lf.OUTPUT)
         if type(raw) is str and raw.startswith(ol.TOOL_OUTPUT):  # OpenLLMetry's LangChain record: the result in it
             result = ol.tool_result(raw)
             raw = raw if result is None else result
@@ -206,7 +211,7 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) 
     get = attributes.get
     value = get(oi.MODEL)
     if value is None:
-        value = pick(attributes, ga.RESPONSE_MODEL, ga.REQUEST_MODEL)
+        value = pick(attributes, ga.RESPONSE_MODEL, ga.REQUEST_MODEL, lf.MODEL)
     if value is not None:
         call.model = (value if type(value) is str else as_str(value)) or call.model
     value = get(oi.PROVIDER)
@@ -223,6 +228,9 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) 
     completion = call.completion_tokens = value if type(value) is int and value >= 0 else as_count(value)
     value = get(oi.TOTAL_TOKENS)
     total = call.total_tokens = value if type(value) is int and value >= 0 else as_count(value)
+    if prompt is None and completion is None and total is None and lf.USAGE in attributes:  # a Langfuse generation
+        prompt, completion, total = lf.usage(attributes)
+        call.prompt_tokens, call.completion_tokens, call.total_tokens = prompt, completion, total
     call.tokens = total if total is not None else (prompt or 0) + (completion or 0)
     value = get(oi.COST_TOTAL)
     if value is not None:

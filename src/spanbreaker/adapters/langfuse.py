@@ -1,0 +1,119 @@
+"""Langfuse's Python SDK (3 and later, on OpenTelemetry): an observation's span starts saying what it is, and a tool
+observation's input is known to the breaker as its span starts, whatever Langfuse's masking does to the span.
+
+``@observe(as_type="tool")``, ``start_as_current_observation`` and ``start_observation`` (what ``@observe`` and
+Langfuse's OpenAI integration use) start a bare span and then set its type and input on it (measured on langfuse 5.0.4:
+``conventions/langfuse.py``). The breaker decides at start, so stock a looping tool was no call to it: no tool budget
+counted it and no repeat was read, and a generation counted against no model-call budget.
+
+Here the span starts with its type (the SDK's tracer behind :class:`~spanbreaker.adapters.base.StartAttributes`); a
+tool observation's input, serialised as Langfuse serialises it, is shown to the breaker in process
+(:mod:`spanbreaker.private_calls`), so nothing but the type, which the SDK sets at once anyway, is added to the span:
+an application's ``mask`` still decides what the span carries. The output is read from the span at its end (Langfuse
+records a decorated function's return value unless ``capture_output=False``). ``@observe`` ends its span on any
+exception, a trip included: nothing to repair.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from ..conventions import langfuse as lf
+from ..private_calls import PrivateCall, shown
+from ._patching import PatchingAdapter
+from .base import PatchLog, PendingAttributes, StartAttributes
+
+logger = logging.getLogger("spanbreaker")
+
+CLIENT = "langfuse._client.client"
+ATTRIBUTES = "langfuse._client.attributes"
+STARTS = {"start_observation": ("span", False),
+          "_start_as_current_otel_span_with_processed_media": ("generation", True)}
+"""The client's methods that start an observation's span: the type each gives one whose ``as_type`` is not said, and
+whether it returns a context manager (the span then starts as the ``with`` block is entered)."""
+_PENDING = PendingAttributes("spanbreaker_langfuse_start")
+
+
+def _serialized(value: Any) -> str | None:
+    """An input as Langfuse writes it on the span (its own serialiser)."""
+    serialize = getattr(importlib.import_module(ATTRIBUTES), "_serialize", None)
+    text = serialize(value) if serialize is not None else None
+    return text if isinstance(text, str) else None
+
+
+def _start(attributes: dict[str, Any] | None, call: PrivateCall | None, start: Any) -> Any:
+    """``start()`` (which starts the span) with ``attributes`` pending for it and ``call`` shown."""
+    token = _PENDING.var.set(attributes)
+    try:
+        if call is None:
+            return start()
+        with shown(call):
+            return start()
+    finally:
+        _PENDING.var.reset(token)
+
+
+class _StartsOnEnter:
+    """A context manager whose span starts as the ``with`` block is entered: entered with the start attributes pending
+    and the call shown; everything else is the manager's own."""
+
+    def __init__(self, manager: Any, attributes: dict[str, Any] | None, call: PrivateCall | None) -> None:
+        self.manager = manager
+        self.attributes = attributes
+        self.call = call
+
+    def __enter__(self) -> Any:
+        return _start(self.attributes, self.call, self.manager.__enter__)
+
+    def __exit__(self, *exc: Any) -> Any:
+        return self.manager.__exit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.manager, name)
+
+
+def _starting(default_type: str, on_enter: bool) -> Any:
+    def wrapper(wrapped: Any, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Around a method that starts an observation's span: the span starts with its type; a tool's input shown."""
+        call: PrivateCall | None = None
+        attributes: dict[str, Any] | None = None
+        try:
+            observation = kwargs.get("as_type") or default_type
+            if observation in lf.KINDS:
+                attributes = {lf.TYPE: observation}
+                tracer = getattr(instance, "_otel_tracer", None)
+                if tracer is not None and not isinstance(tracer, StartAttributes):
+                    instance._otel_tracer = StartAttributes(tracer, _PENDING)
+                if observation == lf.TOOL and kwargs.get("input") is not None:
+                    arguments = _serialized(kwargs["input"])
+                    name = kwargs.get("name")
+                    if arguments is not None and isinstance(name, str):
+                        call = PrivateCall(name, arguments, arguments_key=lf.INPUT, result_key=lf.OUTPUT)
+        except Exception:  # an odd call: the span starts as the SDK makes it
+            logger.debug("spanbreaker could not read a Langfuse observation at start", exc_info=True)
+            attributes, call = None, None
+        if on_enter:
+            return _StartsOnEnter(wrapped(*args, **kwargs), attributes, call)
+        return _start(attributes, call, lambda: wrapped(*args, **kwargs))
+
+    return wrapper
+
+
+class LangfuseAdapter(PatchingAdapter):
+    name = "langfuse"
+    framework = CLIENT
+    title = "Langfuse's SDK"
+    unguarded = "Langfuse's tool, agent and generation observations are no calls to the breaker"
+
+    def patch(self, patches: PatchLog) -> None:
+        client = importlib.import_module(CLIENT).Langfuse
+        missing = [method for method in STARTS if not callable(getattr(client, method, None))]
+        if missing or not callable(getattr(importlib.import_module(ATTRIBUTES), "_serialize", None)):
+            raise RuntimeError(f"{CLIENT}.Langfuse has no {missing or '_serialize'}")
+        for method, (default_type, on_enter) in STARTS.items():
+            patches.wrap(client, method, _starting(default_type, on_enter))
+
+
+ADAPTER = LangfuseAdapter()
