@@ -61,10 +61,10 @@ def assert_nothing_lost(summary: dict[str, Any]) -> None:
     assert not summary["current"], "no span left attached to the thread's context"
 
 
-def spans_summary(spans: Any, agent_span: str, input_key: str) -> dict[str, Any]:
+def spans_summary(spans: Any, agent_span: str, tool_span: str, input_key: str) -> dict[str, Any]:
     """What the exporter received, for an app's summary: the agent's spans (by name) and whether the trip reached
-    them, traces, duplicates, the spans blocked and tripped, how many carry a recorded input; and whether a span is
-    still attached to this thread's context."""
+    them, traces, duplicates, the spans blocked and tripped, how many tool spans carry a recorded input; and whether a
+    span is still attached to this thread's context."""
     from opentelemetry import trace
 
     agents = [span for span in spans if span.name == agent_span]
@@ -75,4 +75,4 @@ def spans_summary(spans: Any, agent_span: str, input_key: str) -> dict[str, Any]
             "current": trace.get_current_span().get_span_context().is_valid,
             "blocked": [span.name for span in spans if (span.attributes or {}).get("spanbreaker.blocked")],
             "tripped": sum(1 for span in spans if (span.attributes or {}).get("spanbreaker.tripped")),
-            "inputs": sum(1 for span in spans if (span.attributes or {}).get(input_key))}
+            "inputs": sum(1 for span in spans if span.name == tool_span and (span.attributes or {}).get(input_key))}

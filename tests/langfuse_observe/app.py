@@ -95,7 +95,7 @@ def main() -> int:
             summary.update(outcome="stopped", detector=trip.detector)
             summary["runs"].append(f"stopped after {model.calls} model calls")
     summary.update(model_calls=model.calls, tool_calls=ran["tool"],
-                   **spans_summary(exporter.get_finished_spans(), "researcher", "langfuse.observation.input"))
+                   **spans_summary(exporter.get_finished_spans(), "researcher", "search", "langfuse.observation.input"))
     print(json.dumps(summary), flush=True)
     return 0
 

@@ -5,7 +5,8 @@ the breaker attached by ``spanbreaker.instrument()`` on the provider Langfuse se
 Stock, every observation's span starts bare and is told its type and input just after: the breaker saw no tool call,
 no agent and no model call, and a looping agent ran its 30 turns. Pinned here: the fifth identical search is vetoed
 before it runs, sync or async; budgets on tool calls, model calls (generations) and tokens (a generation's usage
-record); every span exported once, the agent's marked; the next run a trace of its own.
+record); a tool whose input Langfuse does not capture still known; every span exported once, the agent's marked;
+the next run a trace of its own.
 """
 
 from __future__ import annotations
@@ -60,6 +61,18 @@ def test_different_queries_then_an_answer_are_quiet(asynchronous: bool) -> None:
     assert (summary["outcome"], summary["model_calls"], summary["tool_calls"]) == ("answered", 6, 5)
     assert summary["blocked"] == [] and summary["tripped"] == 0
     assert_nothing_lost(summary)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_tool_whose_input_langfuse_does_not_capture_is_still_known_to_the_breaker(asynchronous: bool) -> None:
+    """``@observe(as_type="tool", capture_input=False)``: the span carries no input; the breaker is shown the call
+    (read from the decorator's wrapper frame) and vetoes the fifth identical one."""
+    summary = run("--capture-input", "off", *(("--asynchronous",) if asynchronous else ()))
+    assert (summary["detector"], summary["model_calls"], summary["tool_calls"]) == ("tool_repeat", 5, 4)
+    assert summary["inputs"] == 0, "nothing of the calls reached the tool spans"
+    healthy = run("--capture-input", "off", "--script", "healthy", *(("--asynchronous",) if asynchronous else ()))
+    assert (healthy["outcome"], healthy["tripped"]) == ("answered", 0)
 
 
 @pytest.mark.timeout(150)

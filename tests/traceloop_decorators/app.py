@@ -101,8 +101,9 @@ def main() -> int:
         except spanbreaker.Tripped as trip:
             summary.update(outcome="stopped", detector=trip.detector)
             summary["runs"].append("blocked at once" if trip.blocked else f"stopped after {model.calls} model calls")
+    spans = exporter.get_finished_spans()
     summary.update(model_calls=model.calls, tool_calls=ran["tool"],
-                   **spans_summary(exporter.get_finished_spans(), "researcher.agent", "traceloop.entity.input"))
+                   **spans_summary(spans, "researcher.agent", "search.tool", "traceloop.entity.input"))
     print(json.dumps(summary), flush=True)
     return 0
 

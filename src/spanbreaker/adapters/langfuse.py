@@ -9,7 +9,8 @@ counted it and no repeat was read, and a generation counted against no model-cal
 Here the span starts with its type (the SDK's tracer behind :class:`~spanbreaker.adapters.base.StartAttributes`); a
 tool observation's input, serialised as Langfuse serialises it, is shown to the breaker in process
 (:mod:`spanbreaker.private_calls`), so nothing but the type, which the SDK sets at once anyway, is added to the span:
-an application's ``mask`` still decides what the span carries. The output is read from the span at its end (Langfuse
+an application's ``mask`` still decides what the span carries. With ``@observe(capture_input=False)`` the call is read
+from the decorator's wrapper frame instead, for the breaker only. The output is read from the span at its end (Langfuse
 records a decorated function's return value unless ``capture_output=False``). ``@observe`` ends its span on any
 exception, a trip included: nothing to repair.
 """
@@ -17,7 +18,9 @@ exception, a trip included: nothing to repair.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
+import sys
 from typing import Any
 
 from ..conventions import langfuse as lf
@@ -33,6 +36,9 @@ STARTS = {"start_observation": ("span", False),
           "_start_as_current_otel_span_with_processed_media": ("generation", True)}
 """The client's methods that start an observation's span: the type each gives one whose ``as_type`` is not said, and
 whether it returns a context manager (the span then starts as the ``with`` block is entered)."""
+OBSERVE = "langfuse._client.observe"
+OBSERVE_WRAPPERS = frozenset({"sync_wrapper", "async_wrapper"})
+"""``@observe``'s wrappers, whose frame holds the decorated function's call when its span starts."""
 _PENDING = PendingAttributes("spanbreaker_langfuse_start")
 
 
@@ -41,6 +47,29 @@ def _serialized(value: Any) -> str | None:
     serialize = getattr(importlib.import_module(ATTRIBUTES), "_serialize", None)
     text = serialize(value) if serialize is not None else None
     return text if isinstance(text, str) else None
+
+
+def _uncaptured(frame: Any) -> str | None:
+    """The call of an ``@observe(capture_input=False)`` function, from the decorator's wrapper frame (one of the few
+    above ``frame``): its arguments as ``@observe`` would record them, for the breaker only (the span stays without
+    them). None when no such wrapper is there."""
+    for _ in range(4):
+        if frame is None:
+            return None
+        if frame.f_code.co_name in OBSERVE_WRAPPERS and frame.f_globals.get("__name__") == OBSERVE:
+            local = frame.f_locals
+            args, kwargs, function = local.get("args"), local.get("kwargs"), local.get("func")
+            if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+                return None
+            try:
+                parameters = inspect.signature(function).parameters
+            except (TypeError, ValueError):
+                parameters = {}  # type: ignore[assignment]
+            if args and ("self" in parameters or "cls" in parameters):  # as @observe leaves the instance out
+                args = args[1:]
+            return _serialized({"args": args, "kwargs": kwargs})
+        frame = frame.f_back
+    return None
 
 
 def _start(attributes: dict[str, Any] | None, call: PrivateCall | None, start: Any) -> Any:
@@ -86,8 +115,9 @@ def _starting(default_type: str, on_enter: bool) -> Any:
                 tracer = getattr(instance, "_otel_tracer", None)
                 if tracer is not None and not isinstance(tracer, StartAttributes):
                     instance._otel_tracer = StartAttributes(tracer, _PENDING)
-                if observation == lf.TOOL and kwargs.get("input") is not None:
-                    arguments = _serialized(kwargs["input"])
+                if observation == lf.TOOL:
+                    value = kwargs.get("input")
+                    arguments = _serialized(value) if value is not None else _uncaptured(sys._getframe(1))
                     name = kwargs.get("name")
                     if arguments is not None and isinstance(name, str):
                         call = PrivateCall(name, arguments, arguments_key=lf.INPUT, result_key=lf.OUTPUT)
