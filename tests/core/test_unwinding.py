@@ -51,14 +51,17 @@ def test_hooks_see_the_trip_after_the_blocked_span_ended_and_before_it_is_raised
 def test_a_trip_found_as_a_span_ends_runs_no_hook() -> None:
     """Nothing is raised out of a span's end (the next start is the one blocked): no hook runs then."""
     provider = TracerProvider()
-    provider.add_span_processor(spanbreaker.BreakerSpanProcessor(max_tokens=10))
+    processor = spanbreaker.BreakerSpanProcessor(max_tokens=10)
+    provider.add_span_processor(processor)
     tracer = provider.get_tracer("app")
     seen: list[BaseException] = []
     unwinding.register(seen.append)
     try:
-        with tracer.start_as_current_span("run"), tracer.start_as_current_span("chat", attributes={
+        with tracer.start_as_current_span("run") as run, tracer.start_as_current_span("chat", attributes={
                 "openinference.span.kind": "LLM", "llm.token_count.total": 50}):
             pass
+        record = processor.trip_record(run.get_span_context().trace_id)
+        assert record is not None and record.detector == "token_budget", "the trip was found as the call ended"
         assert seen == []
     finally:
         unwinding.unregister(seen.append)
