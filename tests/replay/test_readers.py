@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import io
 import json
 from pathlib import Path
 
@@ -86,6 +87,33 @@ def test_truncated_gzip_names_the_file_and_keeps_what_was_read(tmp_path: Path) -
     message = str(problems[-1])
     assert "cut.jsonl.gz:" in message and ("truncated" in message or "not JSON" in message)
     assert 1 <= len([tr for tr in traces if tr.source.startswith(str(path))]) < 4
+    assert traces[-1].trace_id_hex == t._id("next", 16)  # the next file is still read
+
+
+@pytest.mark.parametrize("reader", ["in use", "standard library"])
+def test_corrupt_gzip_names_the_file_and_keeps_what_was_read(tmp_path: Path, reader: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A deflate stream damaged in the middle (not cut short) is a problem of its file whichever inflate reads it:
+    ISA-L's raises an error of its own, not ``zlib.error``."""
+    from spanbreaker.replay import gunzip
+
+    if reader == "standard library":
+        monkeypatch.setattr(gunzip, "_GzipFile", gzip.GzipFile)
+    else:
+        assert gunzip.ACCELERATED, "isal is a dependency on this platform: replay should use ISA-L's reader"
+    lines = [json.dumps(t.request(t.looping(f"r{i}"))) + "\n" for i in range(40)]
+    data = bytearray(gzip.compress("".join(lines).encode(), compresslevel=1, mtime=0))
+    middle = len(data) // 2
+    data[middle:middle + 64] = b"\xff" * 64
+    with gunzip.open_gzip(io.BytesIO(bytes(data))) as damaged, pytest.raises(Exception) as refused:
+        damaged.read()
+    assert not isinstance(refused.value, (EOFError, OSError))  # inflate refused it, not a checksum at the end
+    path = tmp_path / "damaged.jsonl.gz"
+    path.write_bytes(bytes(data))
+    traces, problems = _read(path, t.write_lines(tmp_path / "next.jsonl", [t.request(t.healthy("next"))]))
+    assert [p.path for p in problems] == [str(path)]
+    assert "corrupt gzip error" in problems[0].message, problems
+    assert 1 <= len([tr for tr in traces if tr.source.startswith(str(path))]) < 40
     assert traces[-1].trace_id_hex == t._id("next", 16)  # the next file is still read
 
 

@@ -22,7 +22,6 @@ import math
 import re
 import reprlib
 import sys
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 import orjson
 
 from . import otlp_typed
+from .gunzip import INFLATE_ERRORS, READ_ERRORS, open_gzip
 from .otlp_typed import INT64_MAX, INT64_MIN, UINT64_MAX, UNSET
 from .shard import Shard
 
@@ -601,7 +601,7 @@ def _open_bytes(path: Path, stack: contextlib.ExitStack) -> tuple[io.BufferedIOB
     (its position is the progress through the file)."""
     raw = stack.enter_context(path.open("rb"))
     if raw.peek(2)[:2] == b"\x1f\x8b":
-        return stack.enter_context(gzip.GzipFile(fileobj=raw)), raw
+        return stack.enter_context(open_gzip(raw)), raw
     return raw, raw
 
 
@@ -708,13 +708,13 @@ def _read_head(fh: io.BufferedIOBase, limit: int) -> _Head:
             if not chunk:
                 break
             data += chunk
-    except (EOFError, OSError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         return _Head(data, len(data) > limit, exc)
     return _Head(data, len(data) > limit)
 
 
 def _read_error(exc: Exception) -> str:
-    detail = "truncated or corrupt gzip" if isinstance(exc, (EOFError, zlib.error, gzip.BadGzipFile)) else "read"
+    detail = "truncated or corrupt gzip" if isinstance(exc, (EOFError, gzip.BadGzipFile, *INFLATE_ERRORS)) else "read"
     return f"{detail} error: {exc}; the rest of the file is skipped"
 
 
@@ -837,7 +837,7 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
                     yield from grouper.complete(line_no)
                 if progress is not None:
                     progress(raw.tell())
-    except (EOFError, OSError, zlib.error) as exc:
+    except READ_ERRORS as exc:
         note(Problem(name, line_no + 1, _read_error(exc)))
     yield from grouper.rest()
 
