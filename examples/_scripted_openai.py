@@ -30,9 +30,12 @@ Client = TypeVar("Client")
 class ScriptedModel:
     """Serves a client made by :meth:`client`: ``model.client(openai.OpenAI, api_key=..., base_url=...)``."""
 
-    def __init__(self, script: Script, model: str = "gpt-4o-mini") -> None:
+    def __init__(self, script: Script, model: str = "gpt-4o-mini",
+                 usage: Callable[[int], dict[str, Any]] | None = None) -> None:
         self.script = script
         self.model = model
+        self.usage = usage
+        """Per call number, what the reply's usage says beyond the default (a prompt cache's counts, say)."""
         self.calls = 0
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
@@ -120,8 +123,8 @@ class ScriptedModel:
             finish = "tool_calls"
         return {"id": f"chatcmpl-{self.calls}", "object": "chat.completion", "created": 0, "model": self.model,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 120 * self.calls, "completion_tokens": 20,
-                          "total_tokens": 120 * self.calls + 20}}
+                "usage": self._usage({"prompt_tokens": 120 * self.calls, "completion_tokens": 20,
+                                      "total_tokens": 120 * self.calls + 20})}
 
     def _response(self, body: dict[str, Any]) -> dict[str, Any]:
         items = body.get("input")
@@ -153,7 +156,10 @@ class ScriptedModel:
                        for name, arguments in reply]
         return {"id": f"msg_{self.calls}", "type": "message", "role": "assistant", "model": self.model,
                 "content": content, "stop_reason": "end_turn" if isinstance(reply, str) else "tool_use",
-                "stop_sequence": None, "usage": {"input_tokens": 120 * self.calls, "output_tokens": 20}}
+                "stop_sequence": None, "usage": self._usage({"input_tokens": 120 * self.calls, "output_tokens": 20})}
+
+    def _usage(self, default: dict[str, Any]) -> dict[str, Any]:
+        return default if self.usage is None else {**default, **self.usage(self.calls)}
 
     def _gemini(self, body: dict[str, Any]) -> dict[str, Any]:
         reply = self.script(list(body.get("contents") or []))

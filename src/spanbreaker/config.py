@@ -119,7 +119,10 @@ class BreakerConfig:
     session_history_messages: int = field(default=200, metadata=_int(1, doc="messages"))
 
     # --- budgets per trace ------------------------------------------------------------------------------
-    max_tokens: int = field(default=5_000_000, metadata=_int(1, doc="tokens per trace"))
+    # Every prompt counts in full, cached or not (its price is the cost budget's): the token budget sits above long
+    # cached runs too (100 turns of a 50k-token history are 5M tokens), 3x the largest healthy run in the corpora
+    # (3.3M, a resolved SWE-bench run), and is the safety net for models without a price.
+    max_tokens: int = field(default=10_000_000, metadata=_int(1, doc="tokens per trace"))
     # The call budgets are a safety net for what no loop detector recognises, not a detector: they sit above
     # the longest healthy run seen (a sub-agent harness resolving SWE-bench in 741 model / 809 tool calls,
     # counted per trace over every agent), and a user who knows the agent sets them lower.

@@ -46,7 +46,7 @@ from .conventions.read import (
 from .detectors import FORCED, Detector, Finding, build_detectors
 from .detectors.base import Quiet
 from .kinds import Kind
-from .pricing import cost_usd, prewarm
+from .pricing import call_cost, prewarm
 from .private_calls import current as _private_call
 from .signals import AgentRun, ModelCall, StepEnd, ToolCall, delegation_key
 from .tracestate import MAX_OPEN_SPANS, NAME_CHARS, NO_ATTRIBUTES, OpenSpan, TraceState
@@ -496,8 +496,7 @@ class BreakerEngine:
                     fill_model_result(signal, attributes, self._cap)
                     totals = trace.totals
                     totals.tokens += signal.tokens
-                    spent = signal.cost_usd if signal.cost_usd is not None else cost_usd(
-                        signal.model, signal.provider, signal.prompt_tokens, signal.completion_tokens)
+                    spent = call_cost(signal)
                     totals.cost_usd += spent
                     if self.shared is not None:
                         self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
@@ -577,8 +576,7 @@ class BreakerEngine:
         added to the trace's tokens and cost, no call counted, so the budgets veto the next model call."""
         usage = ModelCall(None)
         fill_model_result(usage, attributes, self._cap)
-        spent = usage.cost_usd if usage.cost_usd is not None else cost_usd(
-            usage.model, usage.provider, usage.prompt_tokens, usage.completion_tokens)
+        spent = call_cost(usage)
         trace.totals.tokens += usage.tokens
         trace.totals.cost_usd += spent
         if self.shared is not None:

@@ -132,6 +132,9 @@ class ModelCall:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    """Of the prompt's tokens, those read from and written to the provider's prompt cache (priced at its rates)."""
     cost_usd: float | None = None
     tokens: int = 0
     """Tokens the call used: the reported total, else prompt + completion (set with the result)."""

@@ -8,7 +8,8 @@ instrumentors):
   when the span ends. Missing is "unknown", never "empty": such a call is not compared as identical to another.
 * inference (``chat``, ...): ``gen_ai.input.messages`` (a JSON array of ``{"role", "parts"}``) is the prompt the
   size checks estimate from, ``gen_ai.system_instructions`` beside it; ``gen_ai.usage.input_tokens`` /
-  ``output_tokens`` the reported usage; models and provider.
+  ``output_tokens`` the reported usage (the input's cached part, ``gen_ai.usage.cache_read.input_tokens`` /
+  ``cache_creation.input_tokens``, priced at the cache's rates); models and provider.
 * agents (``invoke_agent``): ``gen_ai.agent.name``, ``gen_ai.conversation.id`` (the session), the agent's input
   and output as ``gen_ai.input.messages`` / ``gen_ai.output.messages``.
 
@@ -39,6 +40,8 @@ KEYS: dict[str, str] = {
     "prompt_tokens": "gen_ai.usage.prompt_tokens",
     "output_tokens": "gen_ai.usage.output_tokens",
     "completion_tokens": "gen_ai.usage.completion_tokens",
+    "cache_read_tokens": "gen_ai.usage.cache_read.input_tokens",
+    "cache_write_tokens": "gen_ai.usage.cache_creation.input_tokens",
     "agent_name": "gen_ai.agent.name",
     "input_messages": "gen_ai.input.messages",
     "output_messages": "gen_ai.output.messages",
@@ -59,6 +62,8 @@ INPUT_TOKENS = KEYS["input_tokens"]
 PROMPT_TOKENS = KEYS["prompt_tokens"]
 OUTPUT_TOKENS = KEYS["output_tokens"]
 COMPLETION_TOKENS = KEYS["completion_tokens"]
+CACHE_READ_TOKENS = KEYS["cache_read_tokens"]
+CACHE_WRITE_TOKENS = KEYS["cache_write_tokens"]
 AGENT_NAME = KEYS["agent_name"]
 CONVERSATION = KEYS["conversation"]
 INPUT_MESSAGES = KEYS["input_messages"]

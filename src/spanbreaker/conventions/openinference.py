@@ -25,6 +25,8 @@ KEYS: dict[str, str] = {
     "prompt_tokens": "llm.token_count.prompt",
     "completion_tokens": "llm.token_count.completion",
     "total_tokens": "llm.token_count.total",
+    "cache_read_tokens": "llm.token_count.prompt_details.cache_read",
+    "cache_write_tokens": "llm.token_count.prompt_details.cache_write",
     "cost_total": "llm.cost.total",
     "agent_name": "agent.name",
     "graph_node": "graph.node.name",
@@ -42,6 +44,8 @@ SYSTEM = KEYS["system"]
 PROMPT_TOKENS = KEYS["prompt_tokens"]
 COMPLETION_TOKENS = KEYS["completion_tokens"]
 TOTAL_TOKENS = KEYS["total_tokens"]
+CACHE_READ_TOKENS = KEYS["cache_read_tokens"]
+CACHE_WRITE_TOKENS = KEYS["cache_write_tokens"]
 COST_TOTAL = KEYS["cost_total"]
 AGENT_NAME = KEYS["agent_name"]
 GRAPH_NODE = KEYS["graph_node"]

@@ -36,8 +36,14 @@ from ..kinds import Kind
 
 NAME = "openllmetry"
 
-KEYS: dict[str, str] = {}
-"""None of its own: the records are read under the GenAI keys (:mod:`.genai`), as the instrumentor sets them."""
+KEYS: dict[str, str] = {
+    "cache_read_tokens": "gen_ai.usage.cache_read_input_tokens",
+    "cache_write_tokens": "gen_ai.usage.cache_creation_input_tokens",
+}
+"""Its older names for a prompt's cached part (0.4x releases; later ones write the GenAI names). The records are read
+under the GenAI keys (:mod:`.genai`), as the instrumentor sets them."""
+CACHE_READ_TOKENS = KEYS["cache_read_tokens"]
+CACHE_WRITE_TOKENS = KEYS["cache_write_tokens"]
 
 TOOL_INPUT = '{"input_str": '
 """How the instrumentor's record of a tool call's input begins."""

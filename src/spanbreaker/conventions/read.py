@@ -204,6 +204,12 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int, history: boo
     return ModelCall(model, None, len(raw), count)  # positional: cheaper than keywords on the hot path
 
 
+def _positive_count(value: Any) -> int:
+    """A token count read as :func:`as_count` does, 0 when it is not one."""
+    count = as_count(value)
+    return count if count is not None and count > 0 else 0
+
+
 def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) -> None:
     # Each figure reads its OpenInference key first and falls back to the GenAI ones only when it is absent:
     # the same answer as pick over all the keys, with one dict lookup (no call) on the common path. Counts
@@ -232,6 +238,13 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) 
         prompt, completion, total = lf.usage(attributes)
         call.prompt_tokens, call.completion_tokens, call.total_tokens = prompt, completion, total
     call.tokens = total if total is not None else (prompt or 0) + (completion or 0)
+    # The prompt's cached part, for its price: absent on most spans, so three lookups each and no call.
+    value = get(oi.CACHE_READ_TOKENS) or get(ga.CACHE_READ_TOKENS) or get(ol.CACHE_READ_TOKENS)
+    if value:
+        call.cache_read_tokens = _positive_count(value)
+    value = get(oi.CACHE_WRITE_TOKENS) or get(ga.CACHE_WRITE_TOKENS) or get(ol.CACHE_WRITE_TOKENS)
+    if value:
+        call.cache_write_tokens = _positive_count(value)
     value = get(oi.COST_TOTAL)
     if value is not None:
         call.cost_usd = as_float(value)
