@@ -1,5 +1,5 @@
-"""How far the default budgets sit above the runs of every corpus: the largest run by tokens, model calls, tool calls and
-cost, among the successful runs and among all, beside each default and its headroom (default / largest).
+"""How far the default budgets sit above the runs of every corpus: the largest run by tokens, model calls, tool calls
+and cost, among the successful runs and among all, beside each default and its headroom (default / largest).
 
 A budget is a safety net for what no detector recognises, so its default must sit above healthy runs of every agent
 design: a successful run past it would be stopped short of success. Figures come from the recorded spans alone, read
