@@ -12,6 +12,7 @@ import pytest
 
 from spanbreaker.config import BreakerConfig
 from spanbreaker.errors import ConfigError
+from spanbreaker.replay.report import usd
 from spanbreaker.replay.sweep import SWEEPABLE, Sweep
 
 from .test_cli import in_process, parse_html, run_cli
@@ -75,6 +76,7 @@ def test_sweep_gives_each_value_its_verdicts_in_one_pass(plain: dict[str, dict[s
         assert cells["traces_tripped"] == str(len(tripped))
         assert cells["calls_saved"] == str(sum(v["calls_after_trip"] for v, _ in tripped))
         assert cells["tokens_saved"] == f"{sum(v['tokens_after_trip'] for v, _ in tripped):,}"
+        assert cells["cost_saved"] == usd(sum(v["cost_after_trip_usd"] for v, _ in tripped))
         successes = sum(line["success"] is True for _, line in tripped)
         assert cells["successful_runs_tripped"] == f"{successes} of 2"
     assert rows["fixation_max=5"]["traces_tripped"] == "1" and rows["fixation_max=2"]["traces_tripped"] == "2"
@@ -90,10 +92,12 @@ def test_sweep_text_table_as_the_readme_states_it(plain: dict[str, dict[str, Any
     assert "Threshold sweep over 4 traces" in out
     tripped = [line for line in plain.values() if line["tripped"]]
     default = [str(len(tripped)), str(sum(line["calls_after_trip"] for line in tripped)),
-               f"{sum(line['tokens_after_trip'] for line in tripped):,}", "0 of 2"]
-    # the default values reproduce the plain replay's figures (traces, calls, tokens saved, successes tripped)
-    assert _row(out, "tool_repeat_max=4 (base)")[1:5] == _row(out, "fixation_max=4 (base)")[1:5] == default
-    assert _row(out, "fixation_max=3")[1:5] != default  # trips the paraphrase loop earlier: more saved
+               f"{sum(line['tokens_after_trip'] for line in tripped):,}",
+               usd(sum(line["cost_after_trip_usd"] for line in tripped)), "0 of 2"]
+    assert default[3] != "$0.00"  # the slice's model (gemini-3-pro-preview) has a price
+    # the default values reproduce the plain replay's figures (traces, calls, tokens and cost saved, successes tripped)
+    assert _row(out, "tool_repeat_max=4 (base)")[1:6] == _row(out, "fixation_max=4 (base)")[1:6] == default
+    assert _row(out, "fixation_max=3")[1:6] != default  # trips the paraphrase loop earlier: more saved
     assert _row(out, "fixation_max=6")[1] == "1"  # no longer trips it
     with pytest.raises(AssertionError):  # a value equal to the base stands for it: no separate base row
         _row(out, "base")

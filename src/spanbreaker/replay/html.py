@@ -18,7 +18,7 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from .readers import Problem
-from .report import SWEEP_COLUMNS, Summary, evidence_text, label, outcome_line, steer_text, sweep_cells
+from .report import SWEEP_COLUMNS, Summary, evidence_text, label, outcome_line, steer_text, sweep_cells, usd
 from .runner import TraceResult
 
 if TYPE_CHECKING:
@@ -112,8 +112,9 @@ def _trace_section(result: TraceResult) -> str:
         ("tool calls after trip", "tool_calls_after", result.tool_calls_after),
         ("calls after trip", "calls_after_trip", result.calls_after_trip),
         ("tokens after trip", "tokens_after_trip", result.tokens_after_trip),
-        ("model calls / tool calls / tokens in the run", "totals",
-         f"{result.model_calls} / {result.tool_calls} / {result.tokens}"),
+        ("model cost after trip", "cost_after_trip_usd", usd(result.cost_after_trip_usd)),
+        ("model calls / tool calls / tokens / cost in the run", "totals",
+         f"{result.model_calls} / {result.tool_calls} / {result.tokens} / {usd(result.cost_usd)}"),
         ("evidence", "evidence", evidence_text(result)),
         ("source", "source", result.source),
     ]
@@ -145,12 +146,13 @@ def sweep_html(rows: Sequence[SweepRow]) -> str:
 
 def render(results: list[TraceResult], summary: Summary, problems: list[Problem], title: str,
            sweep: Sequence[SweepRow] = ()) -> str:
+    priced = summary.cost_usd > 0  # no model of the replay has a price: a cost would read as a saving of $0
     detector_rows = "\n".join(
         f'<tr data-detector="{_e(d.detector)}"><td>{_e(d.detector)}</td><td class="num" data-field="trips">'
         f'{d.trips}</td><td class="num">{d.model_calls_after}</td><td class="num">{d.tool_calls_after}</td>'
-        f'<td class="num">{d.tokens_after:,}</td></tr>'
+        f'<td class="num">{d.tokens_after:,}</td><td class="num">{usd(d.cost_after_usd) if priced else "-"}</td></tr>'
         for d in sorted(summary.by_detector.values(), key=lambda d: (-d.trips, d.detector))
-    ) or '<tr><td colspan="5" class="muted">no trips</td></tr>'
+    ) or '<tr><td colspan="6" class="muted">no trips</td></tr>'
     tripped = [r for r in results if r.tripped]
     sections = "\n".join(_trace_section(r) for r in tripped[:MAX_TRACES])
     if len(tripped) > MAX_TRACES:
@@ -164,6 +166,7 @@ def render(results: list[TraceResult], summary: Summary, problems: list[Problem]
         title=_e(title), generated=now, traces=summary.traces, tripped=summary.tripped, steered=summary.steered,
         spans=summary.spans,
         calls_after_trip=summary.calls_after_trip, problems=len(problems), detector_rows=detector_rows,
+        cost_after_trip=usd(summary.cost_after_trip_usd) if priced else "- (no model of these traces has a price)",
         traces_html=sections, problems_html=problems_html, sweep_html=sweep_html(sweep),
         outcomes=_e(outcome_line(summary) or "no outcome labels"),
     )

@@ -33,6 +33,7 @@ class DetectorSummary:
     model_calls_after: int = 0
     tool_calls_after: int = 0
     tokens_after: int = 0
+    cost_after_usd: float = 0.0
 
 
 @dataclass
@@ -42,6 +43,10 @@ class Summary:
     spans: int = 0
     calls_after_trip: int = 0
     tokens_after_trip: int = 0
+    cost_after_trip_usd: float = 0.0
+    """What the recordings spent on model calls after their trips (0 where no model has a price)."""
+    cost_usd: float = 0.0
+    """What every replayed run's model calls cost: whether any model had a price at all."""
     labelled: int = 0
     """Traces that carry an outcome label (:mod:`~spanbreaker.replay.outcome`)."""
     successful: int = 0
@@ -61,11 +66,14 @@ class Summary:
             self.labelled += 1
             self.successful += success
         self.steered += result.steered
+        self.cost_usd += result.cost_usd
         if not result.tripped or result.detector is None:
             return
         self.tripped += 1
         self.calls_after_trip += result.calls_after_trip
         self.tokens_after_trip += result.tokens_after_trip
+        cost_after = result.cost_after_trip_usd
+        self.cost_after_trip_usd += cost_after
         if success is not None:
             if success:
                 self.successful_tripped += 1
@@ -76,11 +84,13 @@ class Summary:
         item.model_calls_after += result.model_calls_after
         item.tool_calls_after += result.tool_calls_after
         item.tokens_after += result.tokens_after_trip
+        item.cost_after_usd += cost_after
 
     def as_json(self) -> dict[str, Any]:
         return {
             "traces": self.traces, "tripped": self.tripped, "steered": self.steered, "spans": self.spans,
             "calls_after_trip": self.calls_after_trip, "tokens_after_trip": self.tokens_after_trip,
+            "cost_after_trip_usd": round(self.cost_after_trip_usd, 6), "cost_usd": round(self.cost_usd, 6),
             "labelled": self.labelled, "successful": self.successful,
             "successful_tripped": self.successful_tripped, "unsuccessful_tripped": self.unsuccessful_tripped,
             "by_detector": {k: vars(v) for k, v in sorted(self.by_detector.items())},
@@ -184,10 +194,19 @@ def summary_table(summary: Summary) -> Table:
     table.add_column("model calls saved", justify="right")
     table.add_column("tool calls saved", justify="right")
     table.add_column("tokens saved", justify="right")
+    priced = summary.cost_usd > 0
+    if priced:
+        table.add_column("cost saved", justify="right")
     for item in sorted(summary.by_detector.values(), key=lambda d: (-d.trips, d.detector)):
-        table.add_row(item.detector, str(item.trips), str(item.model_calls_after), str(item.tool_calls_after),
-                      f"{item.tokens_after:,}")
+        cells = [item.detector, str(item.trips), str(item.model_calls_after), str(item.tool_calls_after),
+                 f"{item.tokens_after:,}"]
+        table.add_row(*cells, *([usd(item.cost_after_usd)] if priced else []))
     return table
+
+
+def usd(amount: float) -> str:
+    """Dollars as the reports show them: cents, or a tenth of a cent under a dollar's hundredth."""
+    return f"${amount:,.2f}" if amount >= 0.01 or amount == 0 else f"${amount:.4f}"
 
 
 def sweep_cells(row: SweepRow, labelled: bool) -> list[str]:
@@ -196,15 +215,15 @@ def sweep_cells(row: SweepRow, labelled: bool) -> list[str]:
     detectors = ", ".join(f"{d.detector} {d.trips}" for d in sorted(s.by_detector.values(),
                                                                      key=lambda d: (-d.trips, d.detector)))
     cells = [row.label + (" (base)" if row.is_base and row.label != "base" else ""), str(s.tripped),
-             str(s.calls_after_trip), f"{s.tokens_after_trip:,}"]
+             str(s.calls_after_trip), f"{s.tokens_after_trip:,}", usd(s.cost_after_trip_usd)]
     if labelled:
         cells += [f"{s.successful_tripped} of {s.successful}",
                   f"{s.unsuccessful_tripped} of {s.labelled - s.successful}"]
     return [*cells, detectors]
 
 
-SWEEP_COLUMNS = ("configuration", "traces tripped", "calls saved", "tokens saved", "successful runs tripped",
-                 "unsuccessful runs tripped", "trips by detector")
+SWEEP_COLUMNS = ("configuration", "traces tripped", "calls saved", "tokens saved", "cost saved",
+                 "successful runs tripped", "unsuccessful runs tripped", "trips by detector")
 
 
 def sweep_table(rows: Sequence[SweepRow]) -> Table:

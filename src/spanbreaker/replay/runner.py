@@ -19,14 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from ..config import BreakerConfig
+from ..conventions.read import fill_model_result
 from ..marking import flatten_evidence
-from ..signals import Kind, as_int, classify
+from ..pricing import call_cost
+from ..signals import Kind, ModelCall, classify
 from .evidence import CallRef, trip_calls
 from .feed import Feeder
 from .outcome import Outcome, outcome
 from .parallel import replay_parallel
 from .readers import Problem, RecordedSpan, RecordedTrace, expand_paths, read_traces
 from .shard import Shard
+
+USAGE_CHARS = 4096
+"""How much of a model call's prompt its usage reading may scan (the history-marker count, which the figures here do
+not use, reads no further)."""
 
 
 @dataclass
@@ -38,6 +44,8 @@ class StepStat:
     model_calls: int = 0
     tool_calls: int = 0
     tripped: bool = False
+    cost_usd: float = 0.0
+    """What the step's model calls cost, as ``cost_budget`` counts it (:func:`~spanbreaker.pricing.call_cost`)."""
 
 
 @dataclass
@@ -95,6 +103,18 @@ class TraceResult:
             return 0
         return sum(s.tokens for s in self.steps[self.step_index + 1:])
 
+    @property
+    def cost_usd(self) -> float:
+        """What the recorded run's model calls cost (0 where no model has a price)."""
+        return sum(s.cost_usd for s in self.steps)
+
+    @property
+    def cost_after_trip_usd(self) -> float:
+        """What the recording spent on model calls after the trip's step: what the trip would have saved."""
+        if self.step_index is None:
+            return 0.0
+        return sum(s.cost_usd for s in self.steps[self.step_index + 1:])
+
     def as_json(self) -> dict[str, Any]:
         """The ``--json`` object (one per trace)."""
         return {
@@ -102,8 +122,10 @@ class TraceResult:
             "span_name": self.span_name, "span_id": self.span_id, "step": self.step, "agent": self.agent,
             "calls_after_trip": self.calls_after_trip, "model_calls_after": self.model_calls_after,
             "tool_calls_after": self.tool_calls_after, "tokens_after_trip": self.tokens_after_trip,
+            "cost_after_trip_usd": round(self.cost_after_trip_usd, 6),
             "spans": self.spans, "steps": len(self.steps), "model_calls": self.model_calls,
-            "tool_calls": self.tool_calls, "tokens": self.tokens, "evidence": _jsonable(self.shown_evidence),
+            "tool_calls": self.tool_calls, "tokens": self.tokens, "cost_usd": round(self.cost_usd, 6),
+            "evidence": _jsonable(self.shown_evidence),
             "trip_calls": [c.as_json() for c in self.trip_calls], "steer": self.steer,
             "outcome": self.outcome.word if self.outcome else None, "success": self.success,
             "outcome_key": self.outcome.key if self.outcome else None,
@@ -115,7 +137,8 @@ class TraceResult:
         return {"tripped": self.tripped, "detector": self.detector, "reason": self.reason, "step": self.step,
                 "span_id": self.span_id, "calls_after_trip": self.calls_after_trip,
                 "model_calls_after": self.model_calls_after, "tool_calls_after": self.tool_calls_after,
-                "tokens_after_trip": self.tokens_after_trip, "steer": self.steer}
+                "tokens_after_trip": self.tokens_after_trip,
+                "cost_after_trip_usd": round(self.cost_after_trip_usd, 6), "steer": self.steer}
 
 
 def _jsonable(value: Any) -> Any:
@@ -128,14 +151,11 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _tokens(span: RecordedSpan) -> int:
-    a = span.attributes
-    total = as_int(a.get("llm.token_count.total"))
-    if total is not None:
-        return total
-    parts = [as_int(a.get(k)) for k in ("llm.token_count.prompt", "llm.token_count.completion",
-                                          "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens")]
-    return sum(p for p in parts if p is not None)
+def _usage(span: RecordedSpan) -> tuple[int, float]:
+    """A model call's tokens and cost, read as the breaker reads them for its budgets (every convention's names)."""
+    call = ModelCall(None)
+    fill_model_result(call, span.attributes, USAGE_CHARS)
+    return call.tokens, call_cost(call)
 
 
 def timeline(trace: RecordedTrace, kinds: dict[int, Kind] | None = None) -> tuple[list[StepStat], dict[int, int]]:
@@ -169,8 +189,11 @@ def timeline(trace: RecordedTrace, kinds: dict[int, Kind] | None = None) -> tupl
             index = len(steps) - 1
         where[span.span_id] = index
         if kind is Kind.LLM:
-            steps[index].model_calls += 1
-            steps[index].tokens += _tokens(span)
+            step = steps[index]
+            step.model_calls += 1
+            tokens, cost = _usage(span)
+            step.tokens += tokens
+            step.cost_usd += cost
         elif kind is Kind.TOOL:
             steps[index].tool_calls += 1
     return steps, where
