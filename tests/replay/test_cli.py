@@ -17,6 +17,7 @@ import pytest
 
 from spanbreaker.cli import main
 from spanbreaker.replay import replay
+from spanbreaker.replay.report import usd
 
 from . import traces as t
 
@@ -113,6 +114,7 @@ def check_html_matches_json(page: DataFields, lines: list[dict[str, Any]]) -> No
                     "tokens_after_trip"):
             assert fields[key] == str(line[key]), key
         assert fields["outcome"] == (line["outcome"] or "not labelled")
+        assert fields["cost_after_trip_usd"] == usd(line["cost_after_trip_usd"])
         assert page.call_rows.get(line["trace_id"], 0) == len(line["trip_calls"])
     by_detector: dict[str, int] = {}
     for line in tripped:
