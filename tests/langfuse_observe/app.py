@@ -5,7 +5,8 @@ span); an in-memory exporter on the same provider receives them. One scenario pe
 JSON summary.
 
     python tests/langfuse_observe/app.py [--script stuck|healthy] [--asynchronous] [--max-tool-calls N]
-        [--max-model-calls N] [--max-tokens N] [--capture-input off] [--runs N] [--adapters none]
+        [--max-model-calls N] [--max-tokens N] [--capture-input off] [--capture-output off] [--runs N]
+        [--adapters none]
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the
 from tests.decorated_agent import aresearch, research, script_for, spans_summary
 
 
-def define(asynchronous: bool, client: Any, ran: dict[str, int], capture_input: bool) -> Any:
+def define(asynchronous: bool, client: Any, ran: dict[str, int], capture_input: bool, capture_output: bool) -> Any:
     from langfuse import observe
 
     if asynchronous:
-        @observe(as_type="tool", name="search", capture_input=capture_input)
+        @observe(as_type="tool", name="search", capture_input=capture_input, capture_output=capture_output)
         async def asearch(query: str) -> str:
             ran["tool"] += 1
             return f"page about {query}"
@@ -38,7 +39,7 @@ def define(asynchronous: bool, client: Any, ran: dict[str, int], capture_input: 
 
         return lambda question: asyncio.run(arun(question))
 
-    @observe(as_type="tool", name="search", capture_input=capture_input)
+    @observe(as_type="tool", name="search", capture_input=capture_input, capture_output=capture_output)
     def search(query: str) -> str:
         ran["tool"] += 1
         return f"page about {query}"
@@ -58,6 +59,7 @@ def main() -> int:
     parser.add_argument("--max-model-calls", type=int)
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--capture-input", choices=("on", "off"), default="on")
+    parser.add_argument("--capture-output", choices=("on", "off"), default="on")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--adapters", choices=("all", "none"), default="all",
                         help="none: the breaker attached, no adapter (Langfuse as it ships)")
@@ -85,7 +87,7 @@ def main() -> int:
     client = model.client(openai.AsyncOpenAI if args.asynchronous else openai.OpenAI, api_key="offline",
                           base_url="http://scripted.invalid/v1", asynchronous=args.asynchronous)
     ran = {"tool": 0}
-    run = define(args.asynchronous, client, ran, args.capture_input == "on")
+    run = define(args.asynchronous, client, ran, args.capture_input == "on", args.capture_output == "on")
     summary: dict[str, Any] = {"outcome": "answered", "detector": None, "runs": []}
     for _ in range(args.runs):
         try:
@@ -94,8 +96,11 @@ def main() -> int:
         except spanbreaker.Tripped as trip:
             summary.update(outcome="stopped", detector=trip.detector)
             summary["runs"].append(f"stopped after {model.calls} model calls")
+    spans = exporter.get_finished_spans()
     summary.update(model_calls=model.calls, tool_calls=ran["tool"],
-                   **spans_summary(exporter.get_finished_spans(), "researcher", "search", "langfuse.observation.input"))
+                   **spans_summary(spans, "researcher", "search", "langfuse.observation.input"),
+                   outputs=sum(1 for span in spans if span.name == "search"
+                               and (span.attributes or {}).get("langfuse.observation.output")))
     print(json.dumps(summary), flush=True)
     return 0
 

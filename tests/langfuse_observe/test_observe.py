@@ -5,8 +5,8 @@ the breaker attached by ``spanbreaker.instrument()`` on the provider Langfuse se
 Stock, every observation's span starts bare and is told its type and input just after: the breaker saw no tool call,
 no agent and no model call, and a looping agent ran its 30 turns. Pinned here: the fifth identical search is vetoed
 before it runs, sync or async; budgets on tool calls, model calls (generations) and tokens (a generation's usage
-record); a tool whose input Langfuse does not capture still known; every span exported once, the agent's marked;
-the next run a trace of its own.
+record); a tool whose input or output Langfuse does not capture still known; every span exported once, the agent's
+marked; the next run a trace of its own.
 """
 
 from __future__ import annotations
@@ -73,6 +73,23 @@ def test_a_tool_whose_input_langfuse_does_not_capture_is_still_known_to_the_brea
     assert summary["inputs"] == 0, "nothing of the calls reached the tool spans"
     healthy = run("--capture-input", "off", "--script", "healthy", *(("--asynchronous",) if asynchronous else ()))
     assert (healthy["outcome"], healthy["tripped"]) == ("answered", 0)
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_tool_whose_output_langfuse_does_not_capture_is_still_known_to_the_breaker(asynchronous: bool) -> None:
+    """``@observe(as_type="tool", capture_output=False)``: the span carries no output; the breaker is shown the return
+    value (read from the decorator's wrapper frame as it ends the span) and vetoes the fifth identical call (before,
+    the result was unknown and 30 of 30 ran). Nothing of the results reaches the spans."""
+    mode = ("--asynchronous",) if asynchronous else ()
+    summary = run("--capture-output", "off", *mode)
+    assert (summary["detector"], summary["model_calls"], summary["tool_calls"]) == ("tool_repeat", 5, 4)
+    assert summary["outputs"] == 0 and summary["inputs"] == 4
+    assert_nothing_lost(summary)
+    both = run("--capture-output", "off", "--capture-input", "off", *mode)
+    assert (both["detector"], both["tool_calls"], both["inputs"], both["outputs"]) == ("tool_repeat", 4, 0, 0)
+    healthy = run("--capture-output", "off", "--script", "healthy", *mode)
+    assert (healthy["outcome"], healthy["tripped"], healthy["tool_calls"]) == ("answered", 0, 5)
 
 
 @pytest.mark.timeout(150)

@@ -11,12 +11,14 @@ tool observation's input, serialised as Langfuse serialises it, is shown to the 
 (:mod:`spanbreaker.private_calls`), so nothing but the type, which the SDK sets at once anyway, is added to the span:
 an application's ``mask`` still decides what the span carries. With ``@observe(capture_input=False)`` the call is read
 from the decorator's wrapper frame instead, for the breaker only. The output is read from the span at its end (Langfuse
-records a decorated function's return value unless ``capture_output=False``). ``@observe`` ends its span on any
-exception, a trip included: nothing to repair.
+records a decorated function's return value); with ``@observe(capture_output=False)`` it is read from the wrapper's
+frame as the wrapper ends the span, for the breaker only. ``@observe`` ends its span on any exception, a trip included:
+nothing to repair.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import logging
@@ -72,6 +74,41 @@ def _uncaptured(frame: Any) -> str | None:
     return None
 
 
+def _uncaptured_output(frame: Any) -> str | None:
+    """The return value of an ``@observe(capture_output=False)`` function, from the decorator's wrapper frame that is
+    ending its span (``frame``), serialised as ``@observe`` would have recorded it; None for any other caller, a
+    function that raised, or a generator (its span ends when it is exhausted, elsewhere)."""
+    if frame is None or frame.f_code.co_name not in OBSERVE_WRAPPERS or frame.f_globals.get("__name__") != OBSERVE:
+        return None
+    local = frame.f_locals
+    if local.get("capture_output") is not False or "result" not in local or local.get("is_return_type_generator"):
+        return None
+    return _serialized(local["result"])
+
+
+def _shows_output(observation: Any, name: str) -> Any:
+    """``observation``, its ``end()`` showing the breaker the tool's return value where ``@observe`` keeps it off the
+    span (``capture_output=False``): the result of the call, for the breaker only, so a repeat is still one."""
+    end = getattr(observation, "end", None)
+    if not callable(end):
+        return observation
+
+    def end_showing_output(*args: Any, **kwargs: Any) -> Any:
+        output = None
+        try:
+            output = _uncaptured_output(sys._getframe(1))
+        except Exception:  # an odd frame: the span ends as the SDK ends it
+            logger.debug("spanbreaker could not read a Langfuse tool's output", exc_info=True)
+        if output is None:
+            return end(*args, **kwargs)
+        with shown(PrivateCall(name, None, output, arguments_key=lf.INPUT, result_key=lf.OUTPUT)):
+            return end(*args, **kwargs)
+
+    with contextlib.suppress(AttributeError, TypeError):  # an observation taking no attribute: its output stays unknown
+        observation.end = end_showing_output
+    return observation
+
+
 def _start(attributes: dict[str, Any] | None, call: PrivateCall | None, start: Any) -> Any:
     """``start()`` (which starts the span) with ``attributes`` pending for it and ``call`` shown."""
     token = _PENDING.var.set(attributes)
@@ -88,13 +125,17 @@ class _StartsOnEnter:
     """A context manager whose span starts as the ``with`` block is entered: entered with the start attributes pending
     and the call shown; everything else is the manager's own."""
 
-    def __init__(self, manager: Any, attributes: dict[str, Any] | None, call: PrivateCall | None) -> None:
+    def __init__(self, manager: Any, attributes: dict[str, Any] | None, call: PrivateCall | None,
+                 tool: str | None) -> None:
         self.manager = manager
         self.attributes = attributes
         self.call = call
+        self.tool = tool
+        """The tool's name, for a tool observation: its output is shown where ``@observe`` keeps it off the span."""
 
     def __enter__(self) -> Any:
-        return _start(self.attributes, self.call, self.manager.__enter__)
+        entered = _start(self.attributes, self.call, self.manager.__enter__)
+        return entered if self.tool is None else _shows_output(entered, self.tool)
 
     def __exit__(self, *exc: Any) -> Any:
         return self.manager.__exit__(*exc)
@@ -108,6 +149,7 @@ def _starting(default_type: str, on_enter: bool) -> Any:
         """Around a method that starts an observation's span: the span starts with its type; a tool's input shown."""
         call: PrivateCall | None = None
         attributes: dict[str, Any] | None = None
+        tool: str | None = None
         try:
             observation = kwargs.get("as_type") or default_type
             if observation in lf.KINDS:
@@ -119,13 +161,15 @@ def _starting(default_type: str, on_enter: bool) -> Any:
                     value = kwargs.get("input")
                     arguments = _serialized(value) if value is not None else _uncaptured(sys._getframe(1))
                     name = kwargs.get("name")
-                    if arguments is not None and isinstance(name, str):
-                        call = PrivateCall(name, arguments, arguments_key=lf.INPUT, result_key=lf.OUTPUT)
+                    if isinstance(name, str):
+                        tool = name
+                        if arguments is not None:
+                            call = PrivateCall(name, arguments, arguments_key=lf.INPUT, result_key=lf.OUTPUT)
         except Exception:  # an odd call: the span starts as the SDK makes it
             logger.debug("spanbreaker could not read a Langfuse observation at start", exc_info=True)
-            attributes, call = None, None
+            attributes, call, tool = None, None, None
         if on_enter:
-            return _StartsOnEnter(wrapped(*args, **kwargs), attributes, call)
+            return _StartsOnEnter(wrapped(*args, **kwargs), attributes, call, tool)
         return _start(attributes, call, lambda: wrapped(*args, **kwargs))
 
     return wrapper
