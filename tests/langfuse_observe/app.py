@@ -5,8 +5,11 @@ span); an in-memory exporter on the same provider receives them. One scenario pe
 JSON summary.
 
     python tests/langfuse_observe/app.py [--script stuck|healthy] [--asynchronous] [--max-tool-calls N]
-        [--max-model-calls N] [--max-tokens N] [--capture-input off] [--capture-output off] [--runs N]
-        [--adapters none]
+        [--max-model-calls N] [--max-tokens N] [--capture-input off] [--capture-output off] [--tool-observed off]
+        [--runs N] [--adapters none]
+
+``--tool-observed off``: the tool is a plain function (no observation of its own), so the loop is known only from the
+requests Langfuse's OpenAI integration records.
 """
 
 from __future__ import annotations
@@ -24,11 +27,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the
 from tests.decorated_agent import aresearch, research, script_for, spans_summary
 
 
-def define(asynchronous: bool, client: Any, ran: dict[str, int], capture_input: bool, capture_output: bool) -> Any:
+def define(asynchronous: bool, client: Any, ran: dict[str, int], capture_input: bool, capture_output: bool,
+           tool_observed: bool) -> Any:
     from langfuse import observe
 
+    def tool(function: Any) -> Any:
+        if not tool_observed:
+            return function
+        return observe(as_type="tool", name="search", capture_input=capture_input,
+                       capture_output=capture_output)(function)
+
     if asynchronous:
-        @observe(as_type="tool", name="search", capture_input=capture_input, capture_output=capture_output)
+        @tool
         async def asearch(query: str) -> str:
             ran["tool"] += 1
             return f"page about {query}"
@@ -39,7 +49,7 @@ def define(asynchronous: bool, client: Any, ran: dict[str, int], capture_input: 
 
         return lambda question: asyncio.run(arun(question))
 
-    @observe(as_type="tool", name="search", capture_input=capture_input, capture_output=capture_output)
+    @tool
     def search(query: str) -> str:
         ran["tool"] += 1
         return f"page about {query}"
@@ -60,6 +70,7 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int)
     parser.add_argument("--capture-input", choices=("on", "off"), default="on")
     parser.add_argument("--capture-output", choices=("on", "off"), default="on")
+    parser.add_argument("--tool-observed", choices=("on", "off"), default="on")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--adapters", choices=("all", "none"), default="all",
                         help="none: the breaker attached, no adapter (Langfuse as it ships)")
@@ -87,7 +98,8 @@ def main() -> int:
     client = model.client(openai.AsyncOpenAI if args.asynchronous else openai.OpenAI, api_key="offline",
                           base_url="http://scripted.invalid/v1", asynchronous=args.asynchronous)
     ran = {"tool": 0}
-    run = define(args.asynchronous, client, ran, args.capture_input == "on", args.capture_output == "on")
+    run = define(args.asynchronous, client, ran, args.capture_input == "on", args.capture_output == "on",
+                 args.tool_observed == "on")
     summary: dict[str, Any] = {"outcome": "answered", "detector": None, "runs": []}
     for _ in range(args.runs):
         try:

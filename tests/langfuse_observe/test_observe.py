@@ -93,6 +93,21 @@ def test_a_tool_whose_output_langfuse_does_not_capture_is_still_known_to_the_bre
 
 
 @pytest.mark.timeout(150)
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_loop_whose_tool_is_no_observation_is_read_from_the_recorded_requests(asynchronous: bool) -> None:
+    """The tool a plain function: the only record of the loop is each request Langfuse's OpenAI integration records
+    (the generation's input, set just after its span starts), shown to the breaker in process as the span starts. The
+    request that would read the fifth identical result is vetoed (before, 30 of 30 ran); the healthy run is quiet."""
+    mode = ("--asynchronous",) if asynchronous else ()
+    summary = run("--tool-observed", "off", *mode)
+    assert (summary["detector"], summary["model_calls"], summary["tool_calls"]) == ("tool_repeat", 5, 5)
+    assert summary["blocked"] == ["OpenAI-generation"] and summary["agents_tripped"] == 1
+    assert_nothing_lost(summary)
+    healthy = run("--tool-observed", "off", "--script", "healthy", *mode)
+    assert (healthy["outcome"], healthy["tripped"], healthy["model_calls"]) == ("answered", 0, 6)
+
+
+@pytest.mark.timeout(150)
 def test_stock_langfuse_shows_the_breaker_no_call() -> None:
     """The breaker attached without the adapter: the loop runs its 30 turns (what the adapter changes)."""
     summary = run("--adapters", "none")

@@ -157,6 +157,12 @@ def _starting(default_type: str, on_enter: bool) -> Any:
                 tracer = getattr(instance, "_otel_tracer", None)
                 if tracer is not None and not isinstance(tracer, StartAttributes):
                     instance._otel_tracer = StartAttributes(tracer, _PENDING)
+                if observation == lf.GENERATION and kwargs.get("input") is not None:
+                    # the request, set on the span just after it starts (through the app's mask): the prompt a loop
+                    # around the model client is read from, shown for the breaker only
+                    request = _serialized(kwargs["input"])
+                    if request is not None:
+                        call = PrivateCall("", None, prompt={lf.TYPE: lf.GENERATION, lf.INPUT: request})
                 if observation == lf.TOOL:
                     value = kwargs.get("input")
                     arguments = _serialized(value) if value is not None else _uncaptured(sys._getframe(1))

@@ -33,7 +33,7 @@ MODEL = KEYS["model"]
 USAGE = KEYS["usage"]
 
 TOOL = "tool"
-KINDS: dict[str, Kind] = {TOOL: Kind.TOOL, "agent": Kind.AGENT, "generation": Kind.LLM}
+KINDS: dict[str, Kind] = {TOOL: Kind.TOOL, "agent": Kind.AGENT, "generation": Kind.LLM}  # GENERATION, below
 """A tool observation is a tool call, an agent an agent run, a generation a model call; the other types are no call (an
 embedding is not a turn of the agent)."""
 USAGE_CHARS = 4096
@@ -45,24 +45,39 @@ def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
     return KINDS.get(value) if type(value) is str else None
 
 
-def usage(attributes: Mapping[str, Any]) -> tuple[int | None, int | None, int | None]:
-    """A generation's (input, output, total) tokens from its usage record (``{"input": 120, "output": 20, "total":
-    140}``, also OpenAI's own names); Nones when it has none or it cannot be read."""
+GENERATION = "generation"
+
+
+def generation_input(attributes: Mapping[str, Any]) -> Any:
+    """A generation's input, else None: its request as Langfuse records it (its OpenAI integration: the request body,
+    ``{"messages": [...], "tools": [...]}``), the prompt a loop around the model client is read from."""
+    return attributes.get(INPUT) if attributes.get(TYPE) == GENERATION else None
+
+
+def usage(attributes: Mapping[str, Any]) -> tuple[int | None, int | None, int | None, int]:
+    """A generation's (input, output, total, cache read) tokens from its usage record (``{"input": 120, "output": 20,
+    "total": 140}``, also OpenAI's own names, its ``prompt_tokens_details.cached_tokens`` the input's cached part);
+    Nones (and 0) when it has none or it cannot be read."""
     raw = attributes.get(USAGE)
     if type(raw) is not str or len(raw) > USAGE_CHARS:
-        return None, None, None
+        return None, None, None, 0
     try:
         record = json.loads(raw)
     except ValueError:
-        return None, None, None
+        return None, None, None, 0
     if not isinstance(record, dict):
-        return None, None, None
+        return None, None, None, 0
 
-    def count(*keys: str) -> int | None:
+    def count(within: dict[str, Any], *keys: str) -> int | None:
         for key in keys:
-            value = record.get(key)
+            value = within.get(key)
             if type(value) is int and value >= 0:
                 return value
         return None
 
-    return count("input", "prompt_tokens"), count("output", "completion_tokens"), count("total", "total_tokens")
+    details = record.get("prompt_tokens_details")
+    cached = count(details, "cached_tokens") if isinstance(details, dict) else None
+    if cached is None:
+        cached = count(record, "input_cached_tokens", "cache_read_input_tokens")
+    return (count(record, "input", "prompt_tokens"), count(record, "output", "completion_tokens"),
+            count(record, "total", "total_tokens"), cached or 0)

@@ -55,6 +55,7 @@ import msgspec
 
 from . import frameworks as fw
 from . import genai as ga
+from . import langfuse as lf
 from . import openinference as oi
 from . import tool_text
 
@@ -114,9 +115,9 @@ apart (OpenInference's flattened ``llm.input_messages.*`` attributes, put back t
 
 def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     """The prompt as recorded at a model call's start: OpenInference's request text, else GenAI's messages, else
-    Pydantic Logfire's request body (its first format), else OpenInference's flattened messages (what Google GenAI's
-    instrumentor sets at start; its request text comes at the end). A request text the instrumentor hid
-    (``__REDACTED__``) is no prompt."""
+    Pydantic Logfire's request body (its first format), else a Langfuse generation's input, else OpenInference's
+    flattened messages (what Google GenAI's instrumentor sets at start; its request text comes at the end). A request
+    text the instrumentor hid (``__REDACTED__``) is no prompt."""
     raw = attributes.get(oi.INPUT)
     if type(raw) is str and raw and raw != oi.REDACTED:
         return raw
@@ -124,6 +125,9 @@ def prompt_of(attributes: Mapping[str, Any]) -> Prompt | None:
     if type(raw) is str and raw:
         return raw
     raw = fw.logfire_request(attributes)
+    if type(raw) is str and raw:
+        return raw
+    raw = lf.generation_input(attributes)
     if type(raw) is str and raw:
         return raw
     return _flattened(attributes) or _flattened_legacy(attributes)

@@ -235,7 +235,7 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) 
     value = get(oi.TOTAL_TOKENS)
     total = call.total_tokens = value if type(value) is int and value >= 0 else as_count(value)
     if prompt is None and completion is None and total is None and lf.USAGE in attributes:  # a Langfuse generation
-        prompt, completion, total = lf.usage(attributes)
+        prompt, completion, total, call.cache_read_tokens = lf.usage(attributes)
         call.prompt_tokens, call.completion_tokens, call.total_tokens = prompt, completion, total
     call.tokens = total if total is not None else (prompt or 0) + (completion or 0)
     # The prompt's cached part, for its price: absent on most spans, so three lookups each and no call.
