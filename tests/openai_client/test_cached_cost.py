@@ -120,33 +120,31 @@ def test_a_cached_history_is_priced_at_the_cache_rate_and_the_run_finishes(anthr
     assert spent == pytest.approx(table_price(model_name, model.calls, uncached_history), rel=1e-6)
 
 
-def test_the_cost_at_a_trip_is_the_tables_for_cached_calls(anthropic_rigs: Any) -> None:
-    """The budget set just under the cached run's whole cost: the trip's evidence carries what the calls so far cost,
-    to the table's own figure (cache reads and writes at their rates)."""
+def assert_trips_at_the_tables_cost(anthropic_rigs: Any, usage: Callable[[int], dict[str, int]], calls: int) -> None:
+    """With the budget set just under what ``calls`` calls cost by the table, the trip comes after exactly ``calls``
+    calls and its evidence carries that cost, to the table's own figure."""
     model_name = "claude-sonnet-4-5"
-    rig = anthropic_rigs(max_cost_usd=table_price(model_name, TURNS, cached_history) * 0.999)
-    model = ScriptedModel(anthropic_researching, model=model_name, usage=cached_history)
+    rig = anthropic_rigs(max_cost_usd=table_price(model_name, calls, usage) * 0.999)
+    model = ScriptedModel(anthropic_researching, model=model_name, usage=usage)
     with pytest.raises(spanbreaker.Tripped) as raised:
         run_anthropic(rig, model)
-    assert raised.value.detector == "cost_budget" and model.calls == TURNS
-    assert raised.value.evidence["cost_usd"] == pytest.approx(table_price(model_name, TURNS, cached_history), rel=1e-6)
+    assert raised.value.detector == "cost_budget" and model.calls == calls
+    assert raised.value.evidence["cost_usd"] == pytest.approx(table_price(model_name, calls, usage), rel=1e-6)
+
+
+def test_the_cost_at_a_trip_is_the_tables_for_cached_calls(anthropic_rigs: Any) -> None:
+    """Cache reads and writes at their rates."""
+    assert_trips_at_the_tables_cost(anthropic_rigs, cached_history, TURNS)
 
 
 def test_a_call_past_the_models_price_tier_is_priced_at_the_tier(anthropic_rigs: Any) -> None:
     """claude-sonnet-4-5 costs more per token once a request's input passes 200k tokens (the whole call at the higher
-    rate, as the provider bills it): the base rate would undercount such a call."""
-    model_name = "claude-sonnet-4-5"
+    rate, as the provider bills it): the base rate would undercount such a call. Calls 3-5 here pass 200k."""
 
     def long_context(call: int) -> dict[str, int]:
         return {"input_tokens": 1_000, "cache_read_input_tokens": 140_000 + 20_000 * call, "output_tokens": 20}
 
-    calls = 5  # calls 3-5 pass 200k
-    rig = anthropic_rigs(max_cost_usd=table_price(model_name, calls, long_context) * 0.999)
-    model = ScriptedModel(anthropic_researching, model=model_name, usage=long_context)
-    with pytest.raises(spanbreaker.Tripped) as raised:
-        run_anthropic(rig, model)
-    assert raised.value.detector == "cost_budget" and model.calls == calls
-    assert raised.value.evidence["cost_usd"] == pytest.approx(table_price(model_name, calls, long_context), rel=1e-6)
+    assert_trips_at_the_tables_cost(anthropic_rigs, long_context, 5)
 
 
 def test_openai_cached_tokens_are_priced_at_the_cache_rate() -> None:
