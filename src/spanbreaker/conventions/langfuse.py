@@ -33,7 +33,8 @@ MODEL = KEYS["model"]
 USAGE = KEYS["usage"]
 
 TOOL = "tool"
-KINDS: dict[str, Kind] = {TOOL: Kind.TOOL, "agent": Kind.AGENT, "generation": Kind.LLM}  # GENERATION, below
+GENERATION = "generation"
+KINDS: dict[str, Kind] = {TOOL: Kind.TOOL, "agent": Kind.AGENT, GENERATION: Kind.LLM}
 """A tool observation is a tool call, an agent an agent run, a generation a model call; the other types are no call (an
 embedding is not a turn of the agent)."""
 USAGE_CHARS = 4096
@@ -43,9 +44,6 @@ USAGE_CHARS = 4096
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
     value = attributes.get(TYPE)
     return KINDS.get(value) if type(value) is str else None
-
-
-GENERATION = "generation"
 
 
 def generation_input(attributes: Mapping[str, Any]) -> Any:
