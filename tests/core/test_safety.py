@@ -22,10 +22,14 @@ from .spans import make_harness
 KEYS = ["openinference.span.kind", "tool.name", "input.value", "output.value", "llm.token_count.prompt",
         "llm.token_count.completion", "llm.token_count.total", "llm.cost.total", "llm.model_name",
         "gen_ai.operation.name", "gen_ai.tool.name", "gen_ai.usage.input_tokens", "session.id", "agent.name",
-        "spanbreaker.validation_failed", "exception.type"]
+        "spanbreaker.validation_failed", "exception.type", "llm.token_count.prompt_details.cache_read",
+        "gen_ai.usage.cache_creation.input_tokens", "langfuse.observation.type", "langfuse.observation.input",
+        "langfuse.observation.usage_details"]
 scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**63 - 1),
                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=300),
-                    st.sampled_from(["AGENT", "TOOL", "LLM", "CHAIN", "tool", "execute_tool", "chat", "{", "[]",
+                    st.sampled_from(["AGENT", "TOOL", "LLM", "CHAIN", "tool", "execute_tool", "chat", "generation",
+                                     "{", "[]", '{"prompt_tokens_details": {"cached_tokens": -3}}',
+                                     '{"messages": [{"role": "tool", "tool_call_id": 1}]}',
                                      '{"args": [1], "kwargs": {"a": [1, {"b": null}]}}', "NaN", "-1"]))
 values = st.one_of(scalars, st.lists(st.one_of(st.text(max_size=20), st.integers(0, 10)), max_size=5))
 attribute_maps = st.dictionaries(st.sampled_from(KEYS), values, max_size=8)
