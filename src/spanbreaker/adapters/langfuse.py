@@ -51,6 +51,11 @@ def _serialized(value: Any) -> str | None:
     return text if isinstance(text, str) else None
 
 
+def _is_observe_wrapper(frame: Any) -> bool:
+    """Whether ``frame`` runs one of ``@observe``'s wrappers (whose locals hold the decorated function's call)."""
+    return frame.f_code.co_name in OBSERVE_WRAPPERS and frame.f_globals.get("__name__") == OBSERVE
+
+
 def _uncaptured(frame: Any) -> str | None:
     """The call of an ``@observe(capture_input=False)`` function, from the decorator's wrapper frame (one of the few
     above ``frame``): its arguments as ``@observe`` would record them, for the breaker only (the span stays without
@@ -58,7 +63,7 @@ def _uncaptured(frame: Any) -> str | None:
     for _ in range(4):
         if frame is None:
             return None
-        if frame.f_code.co_name in OBSERVE_WRAPPERS and frame.f_globals.get("__name__") == OBSERVE:
+        if _is_observe_wrapper(frame):
             local = frame.f_locals
             args, kwargs, function = local.get("args"), local.get("kwargs"), local.get("func")
             if not isinstance(args, tuple) or not isinstance(kwargs, dict):
@@ -78,7 +83,7 @@ def _uncaptured_output(frame: Any) -> str | None:
     """The return value of an ``@observe(capture_output=False)`` function, from the decorator's wrapper frame that is
     ending its span (``frame``), serialised as ``@observe`` would have recorded it; None for any other caller, a
     function that raised, or a generator (its span ends when it is exhausted, elsewhere)."""
-    if frame is None or frame.f_code.co_name not in OBSERVE_WRAPPERS or frame.f_globals.get("__name__") != OBSERVE:
+    if frame is None or not _is_observe_wrapper(frame):
         return None
     local = frame.f_locals
     if local.get("capture_output") is not False or "result" not in local or local.get("is_return_type_generator"):
