@@ -13,14 +13,16 @@ the table prices them:
   OpenAI models' 272k; the table's lowest is 32k). The base rates hold below the model's lowest threshold; a call
   past it is priced by the table itself, exactly (rare, and such a call is itself large).
 
-A model is looked up as the span names it, under its provider when the span says it, else by name alone, and a
-LiteLLM-style ``provider/model`` name under the provider its prefix names. Unknown models cost nothing here (and
-``cost_budget`` cannot trip on them): set ``llm.cost.total`` on spans or a token budget instead.
+A model is looked up as the span names it, under its provider when the span says it, else by name alone, a
+LiteLLM-style ``provider/model`` name under the provider its prefix names, and an Amazon Bedrock id under Bedrock.
+Unknown models cost nothing here (and ``cost_budget`` cannot trip on them): set ``llm.cost.total`` on spans or a
+token budget instead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import threading
 from decimal import Decimal
@@ -45,9 +47,15 @@ _LITELLM = "litellm"
 """The provider under which genai-prices reads a LiteLLM model name (``provider/model``, as LiteLLM, smolagents'
 ``LiteLLMModel`` and many agent harnesses name models) as that provider's model; a prefix it does not know (a
 self-hosted ``hosted_vllm/...``) stays unpriced."""
+_AWS = "aws"
+_BEDROCK_ID = re.compile(r"(?:(?:us|eu|apac|global|us-gov|jp|au|ca)\.)?(?:anthropic|amazon|meta|mistral|cohere|ai21|"
+                         r"deepseek|openai|qwen|writer|moonshot|minimax|google|nvidia)\.[a-z0-9]")
+"""An Amazon Bedrock model id (``anthropic.claude-...-v1:0``, with a cross-region prefix ``us.`` / ``eu.`` /
+``global.``), priced under Bedrock when no other lookup knows it: the table knows these ids only under its ``aws``
+provider, and spans often name another (``anthropic``, Strands' ``strands-agents``) or none."""
 
 
-def _lookup(model: str, provider: str | None) -> _Rates | None:
+def _lookup(model: str, provider: str | None, retry: bool = True) -> _Rates | None:
     try:
         from genai_prices import Usage, calc_price
         from genai_prices.types import TieredPrices
@@ -68,10 +76,14 @@ def _lookup(model: str, provider: str | None) -> _Rates | None:
                   for tier in value.tiers]
         return rates[0], rates[1], rates[2], rates[3], min(starts, default=_NO_TIER), model_price
     except Exception:
+        if not retry:
+            return None
         if provider and provider != _LITELLM:
             return _lookup(model, None)
         if provider is None and "/" in model:  # LiteLLM's "anthropic/claude-...": the table reads the prefix
             return _lookup(model, _LITELLM)
+        if _BEDROCK_ID.match(model):
+            return _lookup(model, _AWS, retry=False)
         return None
 
 

@@ -88,3 +88,24 @@ def test_litellm_model_names_are_priced_as_their_providers_model(name: str, as_n
 def test_a_prefix_the_table_does_not_know_stays_unpriced() -> None:
     """A self-hosted model behind LiteLLM is not priced as some provider's model of a similar name."""
     assert cost_usd("hosted_vllm/Qwen/Qwen2.5-72B-Instruct", None, 10_000, 500) == 0.0
+
+
+@pytest.mark.parametrize("provider", [None, "anthropic", "strands-agents"])
+@pytest.mark.parametrize("model", [
+    "anthropic.claude-3-haiku-20240307-v1:0",
+    "us.anthropic.claude-sonnet-4-20250514-v1:0",
+    "global.anthropic.claude-sonnet-4-5-20250929-v1:0",
+    "eu.amazon.nova-lite-v1:0",
+    "meta.llama3-70b-instruct-v1:0",
+])
+def test_bedrock_model_ids_are_priced_as_bedrocks(model: str, provider: str | None) -> None:
+    """An Amazon Bedrock id is known to the table only under its ``aws`` provider. Spans name another provider
+    (Strands' own spans say ``strands-agents``, and its default model is a Bedrock Claude) or none: before, such a
+    call cost nothing and ``cost_budget`` never counted it."""
+    priced = cost_usd(model, provider, 10_000, 500)
+    assert priced > 0 and priced == pytest.approx(cost_usd(model, "aws", 10_000, 500))
+
+
+def test_a_name_that_only_looks_like_a_bedrock_id_stays_unpriced() -> None:
+    assert cost_usd("anthropic.my-own-finetune", None, 10_000, 500) == 0.0
+    assert cost_usd("my-company.claude-clone", "strands-agents", 10_000, 500) == 0.0

@@ -107,6 +107,19 @@ def test_token_budget_stops_the_run(make_env: Any) -> None:
     env.assert_nothing_lost()
 
 
+def test_cost_budget_counts_strands_default_bedrock_model(make_env: Any) -> None:
+    """Strands' default model is a Bedrock Claude, named by its cross-region id under Strands' own
+    ``gen_ai.system`` ("strands-agents"): priced as Bedrock prices it, so ``max_cost_usd`` stops a long run (before,
+    such a call cost nothing and the budget never counted it)."""
+    env = make_env(max_cost_usd=0.0015)  # Claude Sonnet 4 on Bedrock: $0.0006-0.0007 a call here
+    scripted = Scripted(queries(WIDE), model_id="us.anthropic.claude-sonnet-4-20250514-v1:0")
+    with pytest.raises(spanbreaker.Tripped) as caught:
+        weather_agent(env, scripted)("Zones?", limits=LIMITS)
+    assert caught.value.detector == "cost_budget"
+    assert scripted.calls == 3  # $0.0019 after the third call: the fourth is vetoed before it runs
+    env.assert_nothing_lost()
+
+
 def test_parallel_identical_calls_in_one_turn_stop_the_run(make_env: Any) -> None:
     """Three identical calls per turn on the concurrent executor: counted once per model turn (by design), the
     loop across turns still trips, and the sibling tool tasks are cancelled with their spans ended."""
