@@ -188,6 +188,9 @@ class BreakerEngine:
             prewarm()
         self.shared: SharedState | None = None
         """Shared state across processes (``config.state``); attached by :mod:`spanbreaker.state`."""
+        self.on_model_usage: Callable[[int, int, float], None] | None = None
+        """Called with (span id, tokens, USD) as a model call's end is counted toward the budgets: a replay's
+        per-step figures take the engine's own count rather than reading every call's usage a second time."""
 
     # ------------------------------------------------------------------------------------------- queries
     def trace(self, trace_id: int) -> TraceState | None:
@@ -498,6 +501,8 @@ class BreakerEngine:
                     totals.tokens += signal.tokens
                     spent = call_cost(signal)
                     totals.cost_usd += spent
+                    if self.on_model_usage is not None:
+                        self.on_model_usage(span_id, signal.tokens, spent)
                     if self.shared is not None:
                         self.guard(self.shared.add_usage, trace.trace_id, signal.tokens, 1, 0, spent)
                     if prompt_at_end and totals.tool_calls == trace.calls_from_prompts:

@@ -11,6 +11,7 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from spanbreaker.config import BreakerConfig
+from spanbreaker.detectors import DETECTOR_IDS
 from spanbreaker.replay import replay
 
 from . import traces as t
@@ -74,3 +75,31 @@ def test_the_cli_shows_cost_saved_only_where_a_model_has_a_price(tmp_path: Path)
     assert hidden.returncode == 0 and "tokens saved" in hidden.stdout and "cost saved" not in hidden.stdout
     [line] = [json.loads(text) for text in run_cli("replay", str(priced_file), "--json").stdout.splitlines()]
     assert line["tripped"] and line["cost_after_trip_usd"] > 0
+
+
+def test_a_model_calls_usage_is_read_once_where_the_engine_counted_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The per-step figures take each model call's tokens and cost from the engine's own count toward the budgets;
+    only calls the engine no longer reads (after the trace's trip) are read again, so the figures are the same."""
+    from spanbreaker.replay import runner
+
+    read_again: list[int] = []
+    real = runner._usage
+
+    def counting(span: Any) -> tuple[int, float]:
+        read_again.append(span.span_id)
+        return real(span)
+
+    monkeypatch.setattr(runner, "_usage", counting)
+    usage = {"llm.token_count.prompt": 20_000, "llm.token_count.completion": 100}
+    path = t.write_lines(tmp_path / "loop.jsonl", [t.request(priced("loop", 12, [usage]))])
+    [result] = list(replay(path, BreakerConfig()))
+    assert result.tripped and result.step_index is not None
+    later = len(result.steps) - result.step_index - 1
+    assert later > 0 and len(read_again) == later  # the calls after the trip's step, and no other
+    assert result.cost_usd == pytest.approx(12 * table("gpt-4o", 20_000, 100))
+    read_again.clear()
+    budgets_only = frozenset(DETECTOR_IDS) - {"call_budget", "token_budget", "cost_budget"}
+    [quiet] = list(replay(path, BreakerConfig(disabled_detectors=budgets_only)))
+    assert not quiet.tripped and read_again == []
+    assert quiet.tokens == result.tokens and quiet.cost_usd == pytest.approx(result.cost_usd)

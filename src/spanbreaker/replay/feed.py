@@ -100,6 +100,11 @@ class Feeder:
         self._marks: dict[int, Marks] = {}
         """Per span id of the trace being fed, the marks written on it (only marked spans have an entry)."""
         self._ended: set[int] = set()
+        self.usage: dict[int, tuple[int, float]] = {}
+        """Per span id of the trace being fed, each model call's (tokens, USD) as the engine counted them toward
+        its budgets (not after a trip: the engine then stops reading the trace)."""
+        usage = self.usage
+        self.engine.on_model_usage = lambda span_id, tokens, cost: usage.__setitem__(span_id, (tokens, cost))
 
     def shutdown(self) -> None:
         self.engine.close()
@@ -115,6 +120,7 @@ class Feeder:
 
     def feed(self, trace: RecordedTrace) -> None:
         """Start and end every span of the trace in recorded order; spans the recording never ended stay open."""
+        self.usage.clear()
         live: dict[int, RecordedSpan] = {}
         ended = self._ended
         waiting: dict[int, RecordedSpan] = {}
@@ -179,6 +185,7 @@ class Feeder:
                 self._apply(verdict)
         self._marks.clear()
         self._ended.clear()
+        self.usage.clear()
 
     def _end(self, live: dict[int, RecordedSpan], span: RecordedSpan, ended: set[int]) -> None:
         opened = live.pop(span.span_id, None)

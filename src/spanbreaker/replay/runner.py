@@ -158,10 +158,14 @@ def _usage(span: RecordedSpan) -> tuple[int, float]:
     return call.tokens, call_cost(call)
 
 
-def timeline(trace: RecordedTrace, kinds: dict[int, Kind] | None = None) -> tuple[list[StepStat], dict[int, int]]:
+def timeline(trace: RecordedTrace, kinds: dict[int, Kind] | None = None,
+             usage: dict[int, tuple[int, float]] | None = None) -> tuple[list[StepStat], dict[int, int]]:
     """Steps in start order, and for every span the index of its step (its nearest CHAIN ancestor). ``kinds``:
-    each span's kind by span id, when the caller has them."""
+    each span's kind by span id, when the caller has them; ``usage``: model calls' (tokens, USD) by span id as
+    the engine counted them (:attr:`Feeder.usage`), the others read here."""
     by_id = {s.span_id: s for s in trace.spans}
+    if usage is not None and len(by_id) != len(trace.spans):
+        usage = None  # two spans under one id: which one the engine counted is not known here
     if kinds is None:
         kinds = {s.span_id: classify(s.name, s.attributes) for s in trace.spans}
     ordered = sorted(trace.spans, key=lambda s: s.start_unix_nano)
@@ -191,7 +195,8 @@ def timeline(trace: RecordedTrace, kinds: dict[int, Kind] | None = None) -> tupl
         if kind is Kind.LLM:
             step = steps[index]
             step.model_calls += 1
-            tokens, cost = _usage(span)
+            counted = usage.get(span.span_id) if usage else None
+            tokens, cost = counted if counted is not None else _usage(span)
             step.tokens += tokens
             step.cost_usd += cost
         elif kind is Kind.TOOL:
@@ -210,10 +215,14 @@ class _Recorded:
     outcome: Outcome | None
 
     @classmethod
-    def of(cls, trace: RecordedTrace) -> _Recorded:
+    def of(cls, trace: RecordedTrace, usage: dict[int, tuple[int, float]] | None = None) -> _Recorded:
         kinds = [classify(s.name, s.attributes) for s in trace.spans]
-        steps, where = timeline(trace, {s.span_id: k for s, k in zip(trace.spans, kinds, strict=True)})
+        steps, where = timeline(trace, {s.span_id: k for s, k in zip(trace.spans, kinds, strict=True)}, usage)
         return cls(steps, where, kinds.count(Kind.LLM), kinds.count(Kind.TOOL), outcome(trace.resource))
+
+    def copy(self) -> _Recorded:
+        """The same figures with steps of its own, no trip marked on them (for another configuration's verdict)."""
+        return dataclasses.replace(self, steps=[dataclasses.replace(s, tripped=False) for s in self.steps])
 
 
 def _result(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence: bool = True) -> TraceResult:
@@ -321,22 +330,25 @@ def replay_many(
             yield results
         return
     for trace in read_traces(paths, note, progress, shard, only_files):
-        recorded = _Recorded.of(trace)
-        results = []
-        for index, feeder in enumerate(feeders):
-            if index:
-                recorded = dataclasses.replace(recorded, steps=[dataclasses.replace(s) for s in recorded.steps])
-            results.append(_replay_one(trace, feeder, recorded, evidence=index == 0))
+        verdict, recorded = _replay_one(trace, feeders[0], None)
+        results = [verdict]
+        for feeder in feeders[1:]:
+            results.append(_replay_one(trace, feeder, recorded.copy(), evidence=False)[0])
         yield results
 
 
 def replay_trace(trace: RecordedTrace, feeder: Feeder) -> TraceResult:
     """Feed one recorded trace and read the verdict."""
-    return _replay_one(trace, feeder, _Recorded.of(trace))
+    return _replay_one(trace, feeder, None)[0]
 
 
-def _replay_one(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded, evidence: bool = True) -> TraceResult:
+def _replay_one(trace: RecordedTrace, feeder: Feeder, recorded: _Recorded | None,
+                evidence: bool = True) -> tuple[TraceResult, _Recorded]:
+    """Feed ``trace`` and read the verdict. ``recorded``: the recording's figures, when another configuration's
+    replay of the same trace computed them; else computed here, after feeding (with the engine's model usage)."""
     feeder.feed(trace)
+    if recorded is None:
+        recorded = _Recorded.of(trace, feeder.usage)
     result = _result(trace, feeder, recorded, evidence)
     feeder.close_trace(trace.trace_id)
-    return result
+    return result, recorded
