@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 
-.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-logfire test-traceloop test-langfuse test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
+.PHONY: demo test lint unit test-fresh test-crewai test-adk test-autogen test-openai-v2 test-openllmetry test-semantic-kernel test-logfire test-traceloop test-langfuse test-openlit test-python test-browser test-phoenix bench verdicts corpora redis-server chromium clean
 
 $(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "spanbreaker needs Python >= 3.11; $(PYTHON) is " + sys.version.split()[0] + ": run make with PYTHON=python3.11 (or newer)")'
@@ -185,6 +185,27 @@ $(LANGFUSE_VENV)/.installed: pyproject.toml Makefile
 
 test-langfuse: $(LANGFUSE_VENV)/.installed
 	$(LANGFUSE_VENV)/bin/python -m pytest -q -o addopts=-ra tests/langfuse_observe
+
+# OpenLIT (openlit: openlit.init() and its client instrumentations) in its own venv (.venv/openlit): it requires a
+# dozen of OpenTelemetry's web-framework instrumentations, which pin opentelemetry-instrumentation exactly, so they are
+# pinned to one release line (unpinned, pip backtracks for many minutes). Its tests (tests/openlit_init: a loop around the
+# OpenAI or Anthropic client, one process per scenario; nothing sent anywhere) are ignored by the default suite; CI
+# runs this tier. No extra: an application traced by OpenLIT has it; spanbreaker needs nothing more.
+OPENLIT_VENV := $(VENV)/openlit
+OPENLIT_LINE := 0.66b1
+OPENLIT_INSTRUMENTATIONS := aiohttp-client asgi django falcon fastapi flask httpx pyramid requests starlette tornado \
+  urllib urllib3
+$(OPENLIT_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(OPENLIT_VENV)
+	$(OPENLIT_VENV)/bin/pip install -q --upgrade pip
+	$(OPENLIT_VENV)/bin/pip install -q --no-compile -e . 'openlit==1.45.0' 'openai>=1.92' 'anthropic>=0.42' httpx \
+	  opentelemetry-instrumentation==$(OPENLIT_LINE) opentelemetry-semantic-conventions==$(OPENLIT_LINE) \
+	  $(foreach name,$(OPENLIT_INSTRUMENTATIONS),opentelemetry-instrumentation-$(name)==$(OPENLIT_LINE)) \
+	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	touch $@
+
+test-openlit: $(OPENLIT_VENV)/.installed
+	$(OPENLIT_VENV)/bin/python -m pytest -q -o addopts=-ra tests/openlit_init
 
 # Another Python (opt-in; 3.11 is the dev tier's): the core, smolagents, Agno, Redis and replay tests in their own venv
 # (.venv/py-<version>), e.g. `make test-python OTHER_PYTHON=python3.13`.

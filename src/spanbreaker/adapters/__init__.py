@@ -41,6 +41,8 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.openllmetry_bedrock",
     "spanbreaker.adapters.traceloop_sdk",
     "spanbreaker.adapters.langfuse",
+    "spanbreaker.adapters.openlit_openai",
+    "spanbreaker.adapters.openlit_anthropic",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})

@@ -1,0 +1,100 @@
+"""OpenLIT (``openlit.init()``): a plain loop around the real OpenAI or Anthropic client, traced by the instrumentation
+OpenLIT switches on, with the breaker attached by ``spanbreaker.instrument()``. One process per scenario
+(``tests/openlit_init/app.py``: ``openlit.init()`` sets the global provider once); the model is the only stub.
+
+OpenLIT starts each ``chat <model>`` span bare and sets the request when the call returns; its messages leave out an
+assistant message that carries only tool calls, so the OpenAI loop never showed which calls were made, and the
+Anthropic one only as each call ended. The adapters show the breaker each request as the span starts: the sixth
+identical request is vetoed before it is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+APP = Path(__file__).resolve().parent / "app.py"
+pytestmark = pytest.mark.timeout(180)
+
+
+def run_app(*args: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(APP), *args], capture_output=True, text=True, timeout=150)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return summary
+
+
+def assert_nothing_lost(summary: dict[str, Any]) -> None:
+    assert summary["unique"], "every span exported once"
+    assert not summary["current"], "no span left attached to the thread's context"
+
+
+@pytest.mark.parametrize("span", [False, True], ids=["no-span", "in-a-span"])
+@pytest.mark.parametrize("content", ["on", "off"])
+@pytest.mark.parametrize("client", ["openai", "anthropic"])
+def test_the_sixth_identical_request_is_vetoed_before_it_is_sent(client: str, content: str, span: bool) -> None:
+    summary = run_app("--client", client, "--content", content, *(["--span"] if span else []))
+    assert summary["outcome"] == "stopped" and summary["detector"] == "tool_repeat"
+    assert summary["model_calls"] == 5 and summary["tool_calls"] == 5  # the 6th request never reached the model
+    assert summary["blocked"] == [f"chat {'claude-sonnet-4-5' if client == 'anthropic' else 'gpt-4o-mini'}"]
+    assert summary["call_spans"] == 6  # the vetoed call's span is exported too, marked
+    assert summary["traces"] == (1 if span else 6)
+    assert summary["tripped"] == (2 if span else 1)  # the vetoed call's span, and the application's around the loop
+    assert_nothing_lost(summary)
+
+
+@pytest.mark.parametrize(("client", "content"), [("openai", "on"), ("anthropic", "on"), ("anthropic", "off")])
+def test_without_the_adapter_the_loop_runs_on(client: str, content: str) -> None:
+    """What the adapters change: the breaker on OpenLIT's spans alone, in a span of the application's. OpenAI's
+    requests, as OpenLIT records them, never show the tool calls asked for; Anthropic's show them only as each call
+    ends, so the sixth call's end opens the breaker and the seventh is vetoed; with content capture off, never."""
+    other = "openlit_anthropic" if client == "openai" else "openlit_openai"
+    summary = run_app("--client", client, "--span", "--content", content, "--frameworks", other)
+    if client == "anthropic" and content == "on":
+        assert summary["outcome"] == "stopped" and summary["model_calls"] == 6
+    else:
+        assert summary["outcome"] == "answered" and summary["model_calls"] == 30
+    assert summary["with_messages"] == (summary["model_calls"] if content == "on" else 0)
+    assert_nothing_lost(summary)
+
+
+def test_openlit_is_not_imported_until_the_application_imports_it() -> None:
+    """An application with OpenLIT installed but not in use pays nothing for it at ``spanbreaker.instrument()``."""
+    code = "import sys, spanbreaker; spanbreaker.instrument(); print('openlit' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "False"
+
+
+@pytest.mark.parametrize("args", [["--asynchronous"], ["--attach", "instrument-first"], ["--runs", "2"]],
+                         ids=["async", "instrument-first", "two-runs"])
+def test_the_veto_holds_async_attached_first_and_run_after_run(args: list[str]) -> None:
+    summary = run_app(*args)
+    assert summary["outcome"] == "stopped" and summary["detector"] == "tool_repeat"
+    runs = summary["runs"]
+    assert runs[0] == "stopped after 5 model calls"
+    if len(runs) == 2:  # the next run is a run of its own: its own five calls, then its own veto
+        assert runs[1] == "stopped after 10 model calls" and summary["blocked"] == ["chat gpt-4o-mini"] * 2
+    assert_nothing_lost(summary)
+
+
+@pytest.mark.parametrize("client", ["openai", "anthropic"])
+def test_healthy_research_is_quiet(client: str) -> None:
+    summary = run_app("--client", client, "--script", "healthy", "--span")
+    assert summary["outcome"] == "answered" and summary["detector"] is None
+    assert summary["model_calls"] == summary["queries"] + 1 and summary["tool_calls"] == summary["queries"]
+    assert summary["blocked"] == [] and summary["tripped"] == 0
+    assert_nothing_lost(summary)
+
+
+def test_a_model_call_budget_vetoes_the_call_past_it() -> None:
+    """OpenLIT's bare span is a model call by its GenAI name at start, so ``max_model_calls=3`` vetoes the fourth."""
+    summary = run_app("--script", "healthy", "--span", "--max-model-calls", "3")
+    assert summary["outcome"] == "stopped" and summary["detector"] == "call_budget"
+    assert summary["model_calls"] == 3 and summary["blocked"] == ["chat gpt-4o-mini"]
+    assert_nothing_lost(summary)
