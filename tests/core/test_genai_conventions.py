@@ -17,6 +17,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import spanbreaker
+from spanbreaker.conventions import classify
+from spanbreaker.kinds import Kind
 
 SCOPE = "opentelemetry.util.genai.handler"
 
@@ -91,6 +93,32 @@ def test_arguments_at_end_loop_trips_at_its_end_and_vetoes_the_next_call() -> No
     assert ran == 5  # the fifth identical call ran (its arguments came with its end); the sixth was vetoed
     blocked = [s for s in exporter.get_finished_spans() if (s.attributes or {}).get("spanbreaker.blocked")]
     assert len(blocked) == 1 and blocked[0].name == "execute_tool search"
+
+
+@pytest.mark.parametrize("attributes_at_start", [False, True], ids=["bare-steps", "steps-with-attributes"])
+def test_an_agents_steps_named_as_its_invocations_are_steps_of_it(attributes_at_start: bool) -> None:
+    """OpenLIT's smolagents instrumentation wraps each step of a run in ``invoke_agent {agent} step_{n}`` (marked
+    ``invoke_agent``, the agent's name set after the start): steps of one agent, so a loop across them is seen.
+    Read as agents, each step named by its span was a scope of its own and ten identical calls ran."""
+    tracer, _processor, _exporter = rig()
+    ran = 0
+    step_attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"}
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        for number in range(1, 11):
+            with tracer.start_as_current_span(f"invoke_agent weather step_{number}",
+                                              attributes=step_attributes if attributes_at_start else None):
+                tool(tracer, "weather in Paris", "sunny, 20C", late=True)
+                ran += 1
+    assert caught.value.detector == "tool_repeat" and ran == 5
+
+
+@pytest.mark.parametrize(("name", "kind"), [
+    ("invoke_agent weather step_3", Kind.CHAIN), ("invoke_agent weather planning", Kind.CHAIN),
+    ("invoke_agent weather", Kind.AGENT), ("invoke_agent step_3", Kind.AGENT),
+    ("invoke_agent weather step_x", Kind.AGENT)])
+def test_only_a_step_numbered_or_planning_invocation_is_a_step(name: str, kind: Kind) -> None:
+    assert classify(name, {}) is kind
+    assert classify(name, {"gen_ai.operation.name": "invoke_agent"}) is kind
 
 
 @pytest.mark.parametrize("late", [True, False], ids=["legacy-at-end", "legacy-at-start"])

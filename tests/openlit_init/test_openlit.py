@@ -98,3 +98,38 @@ def test_a_model_call_budget_vetoes_the_call_past_it() -> None:
     assert summary["outcome"] == "stopped" and summary["detector"] == "call_budget"
     assert summary["model_calls"] == 3 and summary["blocked"] == ["chat gpt-4o-mini"]
     assert_nothing_lost(summary)
+
+
+SMOLAGENTS_APP = Path(__file__).resolve().parent / "smolagents_app.py"
+
+
+def run_smolagents(scenario: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(SMOLAGENTS_APP), "--scenario", scenario], capture_output=True,
+                          text=True, timeout=150)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return summary
+
+
+@pytest.mark.parametrize(("scenario", "detector", "model_calls", "searches"), [
+    ("search-storm", "tool_repeat", 5, 5), ("code-repair", "error_loop", 4, 0)])
+def test_smolagents_traced_by_openlit_alone_is_stopped(scenario: str, detector: str, model_calls: int,
+                                                       searches: int) -> None:
+    """smolagents with OpenLIT's instrumentation and no OpenInference: OpenLIT marks each step of a run
+    ``invoke_agent {agent} step_{n}``, read as a step of the agent (read as an agent of its own, each step was a
+    scope of its own, and a search storm and a code-repair loop each ran to ``max_steps``). The loop is decided as the
+    step or tool call ends (OpenLIT records a call only then), and the next model call is vetoed before it is sent."""
+    summary = run_smolagents(scenario)
+    assert summary["outcome"] == "stopped" and summary["detector"] == detector
+    assert summary["model_calls"] == model_calls and summary["searches"] == searches
+    assert summary["blocked"] == ["chat gpt-4o-mini"]
+    assert summary["unique"] and not summary["current"]
+
+
+@pytest.mark.parametrize("scenario", ["wide-search", "code-progress"])
+def test_smolagents_healthy_look_alikes_are_quiet(scenario: str) -> None:
+    """Six different searches, each with its own answer; three failed guesses, then the answer."""
+    summary = run_smolagents(scenario)
+    assert summary["outcome"] == "answered" and summary["detector"] is None
+    assert summary["tripped"] == 0 and summary["blocked"] == []
+    assert summary["steps"] == summary["model_calls"]  # every step's model call ran

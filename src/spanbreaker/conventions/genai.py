@@ -20,6 +20,7 @@ GenAI names (``invoke_agent``, ``execute_tool``, ``chat``) is classified and rea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,17 +87,33 @@ spans whose attributes are not on them yet when they start: Strands Agents sets 
 names its model calls ``generate_content {model}`` and sets nothing until they end."""
 
 
+_AGENT_STEP = re.compile(r"invoke_agent .+ (?:step_\d+|planning)\Z")
+"""OpenLIT's smolagents instrumentation names each step of an agent's run ``invoke_agent {agent} step_{n}`` (a planning
+step ``invoke_agent {agent} planning``) and marks it ``invoke_agent``: a step of that agent, not an agent of its own
+(read as one, each step was an agent scope of its own and no loop across steps was seen)."""
+
+
 def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
     """The kind from ``gen_ai.operation.name``."""
     value = attributes.get(OPERATION)
-    return KINDS.get(value) if isinstance(value, str) else None
+    if not isinstance(value, str):
+        return None
+    found = KINDS.get(value)
+    return Kind.CHAIN if found is Kind.AGENT and is_agent_step(name) else found
 
 
 def kind_by_name(name: str) -> Kind | None:
     """The kind from the span name the conventions prescribe: its first word is the operation."""
     if not isinstance(name, str):
         return None
-    return KINDS.get(name.partition(" ")[0])
+    found = KINDS.get(name.partition(" ")[0])
+    return Kind.CHAIN if found is Kind.AGENT and is_agent_step(name) else found
+
+
+def is_agent_step(name: str) -> bool:
+    """A span named as one step of an agent's run (:data:`_AGENT_STEP`)."""
+    return isinstance(name, str) and (name.endswith(" planning") or " step_" in name) and (
+        _AGENT_STEP.match(name) is not None)
 
 
 ROLE_MARKERS = ('"role":', '"role" :')

@@ -1,0 +1,104 @@
+"""A smolagents agent traced by OpenLIT alone (``openlit.init()``, no OpenInference instrumentor installed), with the
+breaker attached by ``spanbreaker.instrument()``. One scenario per process; spans also go to an in-memory exporter on
+the provider ``openlit.init()`` set. The last stdout line is a JSON summary.
+
+    python tests/openlit_init/smolagents_app.py [--scenario search-storm|wide-search|code-repair|code-progress]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
+
+MAX_STEPS = 20
+GUESSES = ["total", "sum", "amount", "value", "grand_total", "revenue", "count", "price"]
+TOPICS = ["revenue", "guidance", "ceo", "plants", "debt", "rating"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", choices=("search-storm", "wide-search", "code-repair", "code-progress"),
+                        default="search-storm")
+    args = parser.parse_args()
+    os.environ["OTEL_TRACES_EXPORTER"] = "none"  # OpenLIT's default would print every span to stdout
+
+    import openai
+    import openlit
+    from _scripted_openai import ScriptedModel
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from smolagents import CodeAgent, OpenAIServerModel, ToolCallingAgent, tool
+    from smolagents.monitoring import LogLevel
+
+    import spanbreaker
+
+    openlit.init(application_name="research", disable_batch=True, disable_metrics=True, disable_events=True)
+    provider: Any = trace.get_tracer_provider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    spanbreaker.instrument()
+    searches: list[str] = []
+
+    @tool
+    def web_search(query: str) -> str:
+        """Searches the web.
+
+        Args:
+            query: what to look for
+        """
+        searches.append(query)
+        return "No results found." if args.scenario == "search-storm" else f"Acme: {query} is in the annual report."
+
+    def turns(messages: list[dict[str, Any]]) -> int:
+        return sum(1 for m in messages if m.get("role") == "assistant")
+
+    def code(key: str) -> str:
+        return f'Thought: try "{key}".\n<code>\nreport = {{"q1": 120, "q2": 135}}\nprint(report["{key}"])\n</code>'
+
+    def script(messages: list[dict[str, Any]]) -> Any:
+        turn = turns(messages)
+        if args.scenario == "search-storm":
+            return [("web_search", {"query": "acme corp 2026 revenue guidance"})]
+        if args.scenario == "wide-search":
+            return ([("web_search", {"query": f"acme {TOPICS[turn]}"})] if turn < len(TOPICS)
+                    else [("final_answer", {"answer": "Acme is fine."})])
+        if args.scenario == "code-repair":
+            return code(GUESSES[turn % len(GUESSES)])
+        if turn < 3:  # code-progress: three misses, then the right keys and the answer
+            return code(GUESSES[turn])
+        return 'Thought: found it.\n<code>\nfinal_answer(120 + 135)\n</code>'
+
+    scripted = ScriptedModel(script)
+    model = OpenAIServerModel(model_id="gpt-4o-mini", api_key="offline", api_base="http://scripted.invalid/v1")
+    model.client = scripted.client(openai.OpenAI, api_key="offline", base_url="http://scripted.invalid/v1")
+    agent: Any
+    if args.scenario in ("search-storm", "wide-search"):
+        agent = ToolCallingAgent(tools=[web_search], model=model, max_steps=MAX_STEPS, verbosity_level=LogLevel.OFF)
+    else:
+        agent = CodeAgent(tools=[], model=model, max_steps=MAX_STEPS, verbosity_level=LogLevel.OFF)
+    summary: dict[str, Any] = {"outcome": "answered", "detector": None}
+    try:
+        agent.run("Find ACME's revenue guidance for 2026.")
+    except spanbreaker.Tripped as trip:
+        summary.update(outcome="stopped", detector=trip.detector)
+    spans = exporter.get_finished_spans()
+    summary.update(
+        model_calls=scripted.calls, searches=len(searches), spans=len(spans),
+        unique=len({s.context.span_id for s in spans}) == len(spans),
+        steps=sum(1 for s in spans if " step_" in s.name),
+        tripped=sum(1 for s in spans if (s.attributes or {}).get("spanbreaker.tripped")),
+        blocked=[s.name for s in spans if (s.attributes or {}).get("spanbreaker.blocked")],
+        current=trace.get_current_span().get_span_context().is_valid)
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
