@@ -256,3 +256,19 @@ def test_adk_merged_span_is_no_call(merged_kind_at_start: bool) -> None:
             with tracer.start_as_current_span("execute_tool (merged)", attributes=merged) as span:
                 span.set_attribute("gen_ai.operation.name", "execute_tool")
     assert caught.value.detector == "tool_repeat" and turns == 5
+
+
+@pytest.mark.parametrize("content", ["Docs: use PostgresSaver", 'it\'s "quoted"\nover lines', ""])
+def test_a_tool_message_recorded_as_its_str_is_read_as_its_content(content: str) -> None:
+    """OpenLIT's LangGraph instrumentation records a tool run's result as ``str(ToolMessage)``, with a new
+    ``tool_call_id`` every call: its content is the result (whole, no two calls' results were alike)."""
+    from langchain_core.messages import ToolMessage
+
+    tracer, _processor, _exporter = rig()
+    ran = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        for number in range(10):
+            result = str(ToolMessage(content=content, name="search", tool_call_id=f"call_{number}"))
+            tool(tracer, "checkpoint postgres", result, late=True)
+            ran += 1
+    assert (caught.value.detector, ran) == ("tool_repeat", 5), (caught.value.detector, ran)

@@ -100,15 +100,16 @@ def test_a_model_call_budget_vetoes_the_call_past_it() -> None:
     assert_nothing_lost(summary)
 
 
-SMOLAGENTS_APP = Path(__file__).resolve().parent / "smolagents_app.py"
-
-
-def run_smolagents(scenario: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(SMOLAGENTS_APP), "--scenario", scenario], capture_output=True,
+def run_framework(app: str, scenario: str) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(APP.parent / app), "--scenario", scenario], capture_output=True,
                           text=True, timeout=150)
     assert done.returncode == 0, done.stderr[-3000:]
     summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return summary
+
+
+def run_smolagents(scenario: str) -> dict[str, Any]:
+    return run_framework("smolagents_app.py", scenario)
 
 
 @pytest.mark.parametrize(("scenario", "detector", "model_calls", "searches"), [
@@ -133,3 +134,22 @@ def test_smolagents_healthy_look_alikes_are_quiet(scenario: str) -> None:
     assert summary["outcome"] == "answered" and summary["detector"] is None
     assert summary["tripped"] == 0 and summary["blocked"] == []
     assert summary["steps"] == summary["model_calls"]  # every step's model call ran
+
+
+def test_langgraph_traced_by_openlit_alone_is_stopped() -> None:
+    """A LangGraph ReAct agent with OpenLIT's instrumentation and no OpenInference: OpenLIT records a tool run's result
+    as the ``str()`` of its ``ToolMessage``, whose ``tool_call_id`` is new every call. Read whole, no two results were
+    alike and the loop was caught only by ``low_exploration``, after 11 searches; its content is the result now. The
+    fifth identical search's end trips, and the agent node's next run is vetoed."""
+    summary = run_framework("langgraph_app.py", "stuck")
+    assert summary["outcome"] == "stopped" and summary["detector"] == "tool_repeat"
+    assert summary["searches"] == 5 and summary["model_calls"] == 5
+    assert summary["blocked"] == ["invoke_agent agent"]
+    assert summary["unique"] and not summary["current"]
+
+
+def test_langgraph_wide_research_is_quiet() -> None:
+    summary = run_framework("langgraph_app.py", "wide")
+    assert summary["outcome"] == "answered" and summary["detector"] is None
+    assert summary["searches"] == summary["topics"] and summary["model_calls"] == summary["topics"] + 1
+    assert summary["tripped"] == 0 and summary["blocked"] == []

@@ -19,6 +19,7 @@ Pure functions of plain values: no LangChain import here.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from collections.abc import Mapping
@@ -93,6 +94,31 @@ def start_attributes(run_type: Any, name: Any, inputs: Any, serialized: Any = No
         if text is not None:
             attributes[oi.INPUT] = text
     return attributes
+
+
+TOOL_MESSAGE_REPR = "content="
+"""How a ``ToolMessage`` reads as its ``str()`` (``content='...' name='search' tool_call_id='call_1'``): OpenLIT's
+LangGraph instrumentation records a tool run's result so."""
+_REPR_CONTENT = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?= )""", re.S)
+_REPR_CALL_ID = re.compile(r" tool_call_id='[^']*'")
+
+
+def repr_tool_result(text: str, cap: int) -> str | None:
+    """The content of a ``ToolMessage`` recorded as its ``str()``, or None when ``text`` is not one (a message whose
+    content is not text is read as it is). The message's ``tool_call_id`` is new on every call: left in, no two
+    results would read alike. Past ``cap`` characters the text is not parsed; the id is cut out instead."""
+    if " tool_call_id=" not in text:
+        return None
+    if len(text) > cap:
+        return _REPR_CALL_ID.sub("", text)
+    match = _REPR_CONTENT.match(text)
+    if match is None:
+        return None
+    try:
+        content = ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return content if isinstance(content, str) else None
 
 
 def tool_result(text: str, cap: int) -> str:

@@ -165,6 +165,10 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
         output = lc.tool_result(output, cap)
     elif output is not None and output.startswith(li.TOOL_OUTPUT) and li.is_tool_output(output):  # LlamaIndex's
         output = li.tool_result(output, cap)
+    elif output is not None and output.startswith(lc.TOOL_MESSAGE_REPR):  # a ToolMessage as its str() (OpenLIT)
+        content = lc.repr_tool_result(output, cap)
+        if content is not None:
+            output = content
     if output and (error is None or error == tool_text.FLAGGED):
         # A failure the output reports as text (tool_text), also naming one its format only flagged; a failed run by
         # its root class.

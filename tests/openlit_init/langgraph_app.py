@@ -1,0 +1,86 @@
+"""A LangGraph ReAct agent traced by OpenLIT alone (``openlit.init()``, no OpenInference instrumentor installed): its
+model is ``ChatOpenAI`` on the real OpenAI client, served by the scripted model. One scenario per process; spans also
+go to an in-memory exporter on the provider ``openlit.init()`` set. The last stdout line is a JSON summary.
+
+    python tests/openlit_init/langgraph_app.py [--scenario stuck|wide]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
+
+RECURSION_LIMIT = 60
+TOPICS = ["postgres", "sqlite", "redis", "memory", "mongodb", "custom"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scenario", choices=("stuck", "wide"), default="stuck")
+    args = parser.parse_args()
+    os.environ["OTEL_TRACES_EXPORTER"] = "none"  # OpenLIT's default would print every span to stdout
+
+    import openai
+    import openlit
+    from _scripted_openai import ScriptedModel, tool_results
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from langgraph.prebuilt import create_react_agent
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    import spanbreaker
+
+    openlit.init(application_name="research", disable_batch=True, disable_metrics=True, disable_events=True)
+    provider: Any = trace.get_tracer_provider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    spanbreaker.instrument()
+    searches: list[str] = []
+
+    @tool
+    def web_search(query: str) -> str:
+        """Search the web."""
+        searches.append(query)
+        return f"Docs: {query} checkpointer setup" if args.scenario == "wide" else "Docs: use PostgresSaver"
+
+    def script(messages: list[dict[str, Any]]) -> Any:
+        done = tool_results(messages)
+        if args.scenario == "stuck":
+            return [("web_search", {"query": "langgraph checkpoint postgres"})]
+        return [("web_search", {"query": f"langgraph checkpoint {TOPICS[done]}"})] if done < len(TOPICS) else (
+            "Use PostgresSaver.")
+
+    scripted = ScriptedModel(script)
+    model = ChatOpenAI(model="gpt-4o-mini", api_key="offline", base_url="http://scripted.invalid/v1")
+    model.client = scripted.client(openai.OpenAI, api_key="offline",
+                                   base_url="http://scripted.invalid/v1").chat.completions
+    with warnings.catch_warnings():  # create_react_agent is deprecated in LangGraph 1.x, and still shipped
+        warnings.simplefilter("ignore")
+        agent = create_react_agent(model, [web_search])
+    summary: dict[str, Any] = {"outcome": "answered", "detector": None}
+    try:
+        agent.invoke({"messages": [("user", "How do I set up a checkpointer?")]}, {"recursion_limit": RECURSION_LIMIT})
+    except spanbreaker.Tripped as trip:
+        summary.update(outcome="stopped", detector=trip.detector)
+    spans = exporter.get_finished_spans()
+    summary.update(
+        model_calls=scripted.calls, searches=len(searches), topics=len(TOPICS), spans=len(spans),
+        unique=len({s.context.span_id for s in spans}) == len(spans),
+        tripped=sum(1 for s in spans if (s.attributes or {}).get("spanbreaker.tripped")),
+        blocked=[s.name for s in spans if (s.attributes or {}).get("spanbreaker.blocked")],
+        current=trace.get_current_span().get_span_context().is_valid)
+    print(json.dumps(summary), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
