@@ -21,6 +21,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: the agent's loop
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tier's shared summary
+
+from traced import summary_of
 
 from tests.decorated_agent import QUERIES, TURNS, aresearch, research, script_for
 
@@ -123,13 +126,9 @@ def main() -> int:
     spans = exporter.get_finished_spans()
     calls = [s for s in spans if s.name.startswith("chat ")]
     summary.update(
-        model_calls=model.calls, tool_calls=ran["tool"], queries=len(QUERIES), spans=len(spans),
-        unique=len({s.context.span_id for s in spans}) == len(spans),
-        traces=len({s.context.trace_id for s in spans}),
-        blocked=[s.name for s in spans if (s.attributes or {}).get("spanbreaker.blocked")],
-        tripped=sum(1 for s in spans if (s.attributes or {}).get("spanbreaker.tripped")),
-        call_spans=len(calls), with_messages=sum(1 for s in calls if "gen_ai.input.messages" in (s.attributes or {})),
-        current=trace.get_current_span().get_span_context().is_valid)
+        model_calls=model.calls, tool_calls=ran["tool"], queries=len(QUERIES),
+        traces=len({s.context.trace_id for s in spans}), call_spans=len(calls),
+        with_messages=sum(1 for s in calls if "gen_ai.input.messages" in (s.attributes or {})), **summary_of(spans))
     print(json.dumps(summary), flush=True)
     return 0
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tier's shared setup
+
+from traced import start, summary_of
 
 RECURSION_LIMIT = 60
 TOPICS = ["postgres", "sqlite", "redis", "memory", "mongodb", "custom"]
@@ -25,25 +27,16 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=("stuck", "wide"), default="stuck")
     args = parser.parse_args()
-    os.environ["OTEL_TRACES_EXPORTER"] = "none"  # OpenLIT's default would print every span to stdout
 
     import openai
-    import openlit
     from _scripted_openai import ScriptedModel, tool_results
     from langchain_core.tools import tool
     from langchain_openai import ChatOpenAI
     from langgraph.prebuilt import create_react_agent
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     import spanbreaker
 
-    openlit.init(application_name="research", disable_batch=True, disable_metrics=True, disable_events=True)
-    provider: Any = trace.get_tracer_provider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    spanbreaker.instrument()
+    exporter = start()
     searches: list[str] = []
 
     @tool
@@ -73,11 +66,8 @@ def main() -> int:
         summary.update(outcome="stopped", detector=trip.detector)
     spans = exporter.get_finished_spans()
     summary.update(
-        model_calls=scripted.calls, searches=len(searches), topics=len(TOPICS), spans=len(spans),
-        unique=len({s.context.span_id for s in spans}) == len(spans),
-        tripped=sum(1 for s in spans if (s.attributes or {}).get("spanbreaker.tripped")),
-        blocked=[s.name for s in spans if (s.attributes or {}).get("spanbreaker.blocked")],
-        current=trace.get_current_span().get_span_context().is_valid)
+        model_calls=scripted.calls, searches=len(searches), topics=len(TOPICS),
+        **summary_of(spans))
     print(json.dumps(summary), flush=True)
     return 0
 

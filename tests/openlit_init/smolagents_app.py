@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))  # the scripted model
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tier's shared setup
+
+from traced import start, summary_of
 
 MAX_STEPS = 20
 GUESSES = ["total", "sum", "amount", "value", "grand_total", "revenue", "count", "price"]
@@ -26,24 +28,15 @@ def main() -> int:
     parser.add_argument("--scenario", choices=("search-storm", "wide-search", "code-repair", "code-progress"),
                         default="search-storm")
     args = parser.parse_args()
-    os.environ["OTEL_TRACES_EXPORTER"] = "none"  # OpenLIT's default would print every span to stdout
 
     import openai
-    import openlit
     from _scripted_openai import ScriptedModel
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
     from smolagents import CodeAgent, OpenAIServerModel, ToolCallingAgent, tool
     from smolagents.monitoring import LogLevel
 
     import spanbreaker
 
-    openlit.init(application_name="research", disable_batch=True, disable_metrics=True, disable_events=True)
-    provider: Any = trace.get_tracer_provider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    spanbreaker.instrument()
+    exporter = start()
     searches: list[str] = []
 
     @tool
@@ -90,12 +83,9 @@ def main() -> int:
         summary.update(outcome="stopped", detector=trip.detector)
     spans = exporter.get_finished_spans()
     summary.update(
-        model_calls=scripted.calls, searches=len(searches), spans=len(spans),
-        unique=len({s.context.span_id for s in spans}) == len(spans),
+        model_calls=scripted.calls, searches=len(searches),
         steps=sum(1 for s in spans if " step_" in s.name),
-        tripped=sum(1 for s in spans if (s.attributes or {}).get("spanbreaker.tripped")),
-        blocked=[s.name for s in spans if (s.attributes or {}).get("spanbreaker.blocked")],
-        current=trace.get_current_span().get_span_context().is_valid)
+        **summary_of(spans))
     print(json.dumps(summary), flush=True)
     return 0
 
