@@ -115,7 +115,7 @@ def test_an_agents_steps_named_as_its_invocations_are_steps_of_it(attributes_at_
 @pytest.mark.parametrize(("name", "kind"), [
     ("invoke_agent weather step_3", Kind.CHAIN), ("invoke_agent weather planning", Kind.CHAIN),
     ("invoke_agent weather", Kind.AGENT), ("invoke_agent step_3", Kind.AGENT),
-    ("invoke_agent weather step_x", Kind.AGENT)])
+    ("invoke_agent weather step_x", Kind.AGENT), ("invoke_agent", Kind.CHAIN)])
 def test_only_a_step_numbered_or_planning_invocation_is_a_step(name: str, kind: Kind) -> None:
     assert classify(name, {}) is kind
     assert classify(name, {"gen_ai.operation.name": "invoke_agent"}) is kind
@@ -272,3 +272,21 @@ def test_a_tool_message_recorded_as_its_str_is_read_as_its_content(content: str)
             tool(tracer, "checkpoint postgres", result, late=True)
             ran += 1
     assert (caught.value.detector, ran) == ("tool_repeat", 5), (caught.value.detector, ran)
+
+
+def test_invoke_agent_spans_naming_no_agent_are_parts_of_the_enclosing_agent() -> None:
+    """OpenLIT's OpenAI Agents SDK processor wraps a run and each of its turns in ``invoke_agent`` spans that name no
+    agent: no agent scope of their own, so no delegation chain through them (before, invoke_agent -> weather ->
+    invoke_agent tripped ``delegation_cycle`` at the first turn) and a loop across the turns is seen."""
+    tracer, _processor, _exporter = rig()
+    ran = 0
+    unnamed = {"gen_ai.operation.name": "invoke_agent"}
+    run = tracer.start_as_current_span("invoke_agent", attributes=unnamed)
+    with pytest.raises(spanbreaker.Tripped) as caught, run, agent(tracer):
+        for _ in range(10):
+            with tracer.start_as_current_span("invoke_agent", attributes=unnamed):
+                tool(tracer, "weather in Paris", "sunny, 20C", late=True)
+                ran += 1
+    assert (caught.value.detector, ran) == ("tool_repeat", 5)
+    assert classify("invoke_agent", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"}) is (
+        Kind.AGENT)  # named by its attribute: an agent

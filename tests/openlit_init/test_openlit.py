@@ -153,3 +153,24 @@ def test_langgraph_wide_research_is_quiet() -> None:
     assert summary["outcome"] == "answered" and summary["detector"] is None
     assert summary["searches"] == summary["topics"] and summary["model_calls"] == summary["topics"] + 1
     assert summary["tripped"] == 0 and summary["blocked"] == []
+
+
+def test_openai_agents_traced_by_openlit_alone_is_stopped_by_its_loop_not_at_its_start() -> None:
+    """The OpenAI Agents SDK with OpenLIT's tracing processor and no OpenInference: OpenLIT wraps the run and each
+    turn in an ``invoke_agent`` span that names no agent. Read as agents called "invoke_agent", one agent's turns made
+    a delegation chain invoke_agent -> researcher -> invoke_agent, and ``delegation_cycle`` stopped the run at its
+    first turn, before any search. Now they are parts of the agent that encloses them: the fifth identical search's
+    end trips and the sixth is vetoed before it runs."""
+    summary = run_framework("openai_agents_app.py", "stuck")
+    assert summary["outcome"] == "stopped" and summary["detector"] == "tool_repeat"
+    assert summary["searches"] == 5 and summary["blocked"] == ["execute_tool search"]
+    assert summary["unique"] and not summary["current"]
+
+
+@pytest.mark.parametrize("scenario", ["wide", "handoff"])
+def test_openai_agents_healthy_runs_are_quiet(scenario: str) -> None:
+    """Six different searches; a triage agent handing the question to the researcher once (a real delegation)."""
+    summary = run_framework("openai_agents_app.py", scenario)
+    assert summary["outcome"] == "answered" and summary["detector"] is None
+    assert summary["tripped"] == 0 and summary["blocked"] == []
+    assert summary["searches"] == summary["queries"] - (scenario == "handoff")  # the handoff's result counts as one

@@ -99,7 +99,9 @@ def kind(name: str, attributes: Mapping[str, Any]) -> Kind | None:
     if not isinstance(value, str):
         return None
     found = KINDS.get(value)
-    return Kind.CHAIN if found is Kind.AGENT and is_agent_step(name) else found
+    if found is Kind.AGENT and (is_agent_step(name) or (name == _UNNAMED_AGENT and not attributes.get(AGENT_NAME))):
+        return Kind.CHAIN
+    return found
 
 
 def kind_by_name(name: str) -> Kind | None:
@@ -107,13 +109,20 @@ def kind_by_name(name: str) -> Kind | None:
     if not isinstance(name, str):
         return None
     found = KINDS.get(name.partition(" ")[0])
-    return Kind.CHAIN if found is Kind.AGENT and is_agent_step(name) else found
+    return Kind.CHAIN if found is Kind.AGENT and (name == _UNNAMED_AGENT or is_agent_step(name)) else found
 
 
 def is_agent_step(name: str) -> bool:
     """A span named as one step of an agent's run (:data:`_AGENT_STEP`)."""
     return isinstance(name, str) and (name.endswith(" planning") or " step_" in name) and (
         _AGENT_STEP.match(name) is not None)
+
+
+_UNNAMED_AGENT = "invoke_agent"
+"""An ``invoke_agent`` span that names no agent (OpenLIT's OpenAI Agents SDK processor wraps the run and each of its
+turns in one): a part of whatever agent encloses it, not an agent of its own. Read as an agent called
+"invoke_agent", the turns of one agent made a delegation chain invoke_agent -> researcher -> invoke_agent, and
+``delegation_cycle`` stopped a healthy run at its first turn."""
 
 
 ROLE_MARKERS = ('"role":', '"role" :')
