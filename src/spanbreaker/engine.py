@@ -495,7 +495,8 @@ class BreakerEngine:
                 elif kind is _LLM:
                     if not isinstance(signal, ModelCall):
                         return None
-                    prompt_at_end = signal.input_chars == 0  # not on the span at start (util-genai)
+                    # not on the span at start (util-genai), nor shown in process then
+                    prompt_at_end = signal.input_chars == 0 and not entry.prompt_read
                     fill_model_result(signal, attributes, self._cap)
                     totals = trace.totals
                     totals.tokens += signal.tokens
@@ -656,6 +657,8 @@ class BreakerEngine:
             prompt = prompt_calls.prompt_of(private.prompt)
             if prompt is None:
                 return None
+        if start:  # the request as sent: read once (its record at the end, serialised otherwise, would repeat it)
+            model.prompt_read = True
         whole_run = trace.totals.model_calls == (0 if start else 1)  # the trace's first model call: the run so far
         after_request = False
         if whole_run:

@@ -110,7 +110,8 @@ def instrument(tracer_provider: Any = None, config: BreakerConfig | None = None,
             ``"openllmetry_openai_agents"``, ``"openllmetry_llama_index"``, ``"openllmetry_groq"``,
             ``"openllmetry_ollama"``, ``"openllmetry_google_genai"``, ``"openllmetry_bedrock"`` for OpenLLMetry's, and
             ``"traceloop_sdk"`` for the Traceloop SDK's decorators, ``"langfuse"`` for Langfuse's SDK,
-            ``"openlit_openai"``, ``"openlit_anthropic"`` for OpenLIT's); all installed ones when omitted.
+            ``"openlit_openai"``, ``"openlit_anthropic"``, ``"openlit_groq"``, ``"openlit_ollama"``,
+            ``"openlit_google_genai"`` for OpenLIT's); all installed ones when omitted.
             Instrumenting a framework imports it, and some are slow to import: an application using one framework
             need not pay for the others it happens to have installed.
 

@@ -53,6 +53,11 @@ class OpenSpan:
     probe: bool = False
     tool_calls: int = 0
     """Tool calls started under this span (CHAIN spans: per-step count)."""
+    prompt_read: bool = False
+    """A model call whose prompt was read for the tool calls it shows as the call started (on the span, or shown in
+    process by an adapter): not read again from the span at its end. The instrumentor's record of the same request
+    is serialised otherwise (OpenLIT's Gemini messages: no call ids, other positions), and read twice each turn's
+    calls counted twice (a loop was caught one call early, as a ``tool_cycle``)."""
 
     @property
     def handle(self) -> Any:

@@ -3,7 +3,8 @@ traced by the instrumentation ``openlit.init()`` switches on); the tool is a pla
 the requests. One scenario per process (``openlit.init()`` sets the global provider once); spans also go to an
 in-memory exporter on that provider. The last stdout line is a JSON summary.
 
-    python tests/openlit_init/app.py [--client openai|anthropic] [--script stuck|healthy] [--content on|off]
+    python tests/openlit_init/app.py [--client openai|anthropic|groq|ollama|google-genai] [--script stuck|healthy]
+        [--content on|off]
         [--attach instrument|instrument-first|none] [--span] [--asynchronous] [--max-model-calls N] [--runs N]
         [--frameworks NAME,...]
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -25,7 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the tier's shared su
 
 from traced import summary_of
 
+from tests.clients.apps import APPS
 from tests.decorated_agent import QUERIES, TURNS, aresearch, research, script_for
+
+CLIENT_APPS = ("groq", "ollama", "google-genai")
+"""The clients whose application side ``tests/clients/apps.py`` writes once for every instrumentor's tier."""
 
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 ANTHROPIC_TOOLS: Any = [{"name": "search",
@@ -49,7 +55,7 @@ def anthropic_research(client: Any, search: Any, question: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--client", choices=("openai", "anthropic"), default="openai")
+    parser.add_argument("--client", choices=("openai", "anthropic", *CLIENT_APPS), default="openai")
     parser.add_argument("--script", choices=("stuck", "healthy"), default="stuck")
     parser.add_argument("--content", choices=("on", "off"), default="on")
     parser.add_argument("--attach", choices=("instrument", "instrument-first", "none"), default="instrument",
@@ -96,7 +102,21 @@ def main() -> int:
     async def asearch(query: str) -> str:
         return search(query)
 
-    if args.client == "anthropic":
+    if args.client in CLIENT_APPS:
+        app = APPS[args.client]
+        model = ScriptedModel(script_for(args.script), model=app.model)
+
+        def run(question: str) -> str:
+            with contextlib.ExitStack() as stack:
+                connection = app.connect(model, stack)
+                history: list[Any] = [app.first(question)]
+                for _ in range(TURNS):
+                    calls = app.turn(connection, app.model, history)
+                    if not calls:
+                        return "answered"
+                    app.append(history, calls, [search(**arguments) for _, _, arguments in calls])
+            return "gave up"
+    elif args.client == "anthropic":
         client = model.client(anthropic.Anthropic, api_key="offline", base_url="http://scripted.invalid")
 
         def run(question: str) -> str:

@@ -34,32 +34,40 @@ def assert_nothing_lost(summary: dict[str, Any]) -> None:
     assert not summary["current"], "no span left attached to the thread's context"
 
 
+MODELS = {"openai": "gpt-4o-mini", "anthropic": "claude-sonnet-4-5", "groq": "llama-3.3-70b-versatile",
+          "ollama": "llama3.1", "google-genai": "gemini-2.5-flash"}
+"""Each client's model in the app: its span is ``chat <model>``."""
+
+
 @pytest.mark.parametrize("span", [False, True], ids=["no-span", "in-a-span"])
 @pytest.mark.parametrize("content", ["on", "off"])
-@pytest.mark.parametrize("client", ["openai", "anthropic"])
+@pytest.mark.parametrize("client", list(MODELS))
 def test_the_sixth_identical_request_is_vetoed_before_it_is_sent(client: str, content: str, span: bool) -> None:
     summary = run_app("--client", client, "--content", content, *(["--span"] if span else []))
     assert summary["outcome"] == "stopped" and summary["detector"] == "tool_repeat"
     assert summary["model_calls"] == 5 and summary["tool_calls"] == 5  # the 6th request never reached the model
-    assert summary["blocked"] == [f"chat {'claude-sonnet-4-5' if client == 'anthropic' else 'gpt-4o-mini'}"]
+    assert summary["blocked"] == [f"chat {MODELS[client]}"]
     assert summary["call_spans"] == 6  # the vetoed call's span is exported too, marked
     assert summary["traces"] == (1 if span else 6)
     assert summary["tripped"] == (2 if span else 1)  # the vetoed call's span, and the application's around the loop
     assert_nothing_lost(summary)
 
 
-@pytest.mark.parametrize(("client", "content"), [("openai", "on"), ("anthropic", "on"), ("anthropic", "off")])
+@pytest.mark.parametrize(("client", "content"), [("openai", "on"), ("anthropic", "on"), ("anthropic", "off"),
+                                               ("groq", "on"), ("ollama", "on"), ("google-genai", "on")])
 def test_without_the_adapter_the_loop_runs_on(client: str, content: str) -> None:
-    """What the adapters change: the breaker on OpenLIT's spans alone, in a span of the application's. OpenAI's
-    requests, as OpenLIT records them, never show the tool calls asked for; Anthropic's show them only as each call
-    ends, so the sixth call's end opens the breaker and the seventh is vetoed; with content capture off, never."""
+    """What the adapters change: the breaker on OpenLIT's spans alone, in a span of the application's. OpenAI's, Groq's
+    and Ollama's requests, as OpenLIT records them, never show the tool calls asked for; Anthropic's and Gemini's show
+    them only as each call ends, so the sixth call's end opens the breaker and the seventh is vetoed; with content
+    capture off, never."""
     other = "openlit_anthropic" if client == "openai" else "openlit_openai"
     summary = run_app("--client", client, "--span", "--content", content, "--frameworks", other)
-    if client == "anthropic" and content == "on":
+    if client in ("anthropic", "google-genai") and content == "on":
         assert summary["outcome"] == "stopped" and summary["model_calls"] == 6
     else:
         assert summary["outcome"] == "answered" and summary["model_calls"] == 30
-    assert summary["with_messages"] == (summary["model_calls"] if content == "on" else 0)
+    if client != "groq":  # OpenLIT's Groq spans carry no messages
+        assert summary["with_messages"] == (summary["model_calls"] if content == "on" else 0)
     assert_nothing_lost(summary)
 
 
@@ -83,7 +91,7 @@ def test_the_veto_holds_async_attached_first_and_run_after_run(args: list[str]) 
     assert_nothing_lost(summary)
 
 
-@pytest.mark.parametrize("client", ["openai", "anthropic"])
+@pytest.mark.parametrize("client", list(MODELS))
 def test_healthy_research_is_quiet(client: str) -> None:
     summary = run_app("--client", client, "--script", "healthy", "--span")
     assert summary["outcome"] == "answered" and summary["detector"] is None

@@ -43,6 +43,9 @@ ADAPTER_MODULES: tuple[str, ...] = (
     "spanbreaker.adapters.langfuse",
     "spanbreaker.adapters.openlit_openai",
     "spanbreaker.adapters.openlit_anthropic",
+    "spanbreaker.adapters.openlit_groq",
+    "spanbreaker.adapters.openlit_ollama",
+    "spanbreaker.adapters.openlit_google_genai",
     "spanbreaker.adapters.openinference",
 )
 SHARED_MODULES: frozenset[str] = frozenset({"spanbreaker.adapters.openinference"})
