@@ -9,13 +9,13 @@ each request's messages (``tool_use`` and ``tool_result`` blocks) as the span st
 
 from __future__ import annotations
 
-from ._client_requests import ANTHROPIC_MESSAGES, ClientRequestsAdapter
-from ._openlit import OPENLIT, openlit_installed
+from ._client_requests import ANTHROPIC_MESSAGES
+from ._openlit import OPENLIT, OpenLITClientAdapter
 
 PACKAGE = f"{OPENLIT}.instrumentation.anthropic"
 
 
-class OpenLITAnthropicAdapter(ClientRequestsAdapter):
+class OpenLITAnthropicAdapter(OpenLITClientAdapter):
     name = "openlit_anthropic"
     framework = PACKAGE
     instrumentor = "AnthropicInstrumentor"
@@ -23,9 +23,6 @@ class OpenLITAnthropicAdapter(ClientRequestsAdapter):
     title = "OpenLIT's Anthropic instrumentation"
     unguarded = ("a plain loop around the Anthropic client is read only when each call ends (and not at all with "
                  "content capture off)")
-
-    def available(self) -> bool:
-        return openlit_installed()
 
 
 ADAPTER = OpenLITAnthropicAdapter()

@@ -8,23 +8,19 @@ with google-genai 3.6.1), so a plain loop around the client was read only as eac
 
 from __future__ import annotations
 
-from ._client_requests import ClientRequestsAdapter
-from ._openlit import OPENLIT, openlit_installed
+from ._openlit import OPENLIT, OpenLITClientAdapter
 from .openllmetry_google_genai import GENAI_MODELS
 
 PACKAGE = f"{OPENLIT}.instrumentation.google_ai_studio"
 
 
-class OpenLITGoogleGenAIAdapter(ClientRequestsAdapter):
+class OpenLITGoogleGenAIAdapter(OpenLITClientAdapter):
     name = "openlit_google_genai"
     framework = PACKAGE
     instrumentor = "GoogleAIStudioInstrumentor"
     clients = GENAI_MODELS
     title = "OpenLIT's Google Gen AI instrumentation"
     unguarded = "a plain loop around the Google Gen AI client is read only when each call ends, if at all"
-
-    def available(self) -> bool:
-        return openlit_installed()
 
 
 ADAPTER = OpenLITGoogleGenAIAdapter()

@@ -9,23 +9,19 @@ Completions shape; ``tests/openlit_init``).
 
 from __future__ import annotations
 
-from ._client_requests import ClientRequestsAdapter
-from ._openlit import OPENLIT, openlit_installed
+from ._openlit import OPENLIT, OpenLITClientAdapter
 from .openllmetry_groq import GROQ_CHAT
 
 PACKAGE = f"{OPENLIT}.instrumentation.groq"
 
 
-class OpenLITGroqAdapter(ClientRequestsAdapter):
+class OpenLITGroqAdapter(OpenLITClientAdapter):
     name = "openlit_groq"
     framework = PACKAGE
     instrumentor = "GroqInstrumentor"
     clients = GROQ_CHAT
     title = "OpenLIT's Groq instrumentation"
     unguarded = "a plain loop around the Groq client is read only when each call ends, if at all"
-
-    def available(self) -> bool:
-        return openlit_installed()
 
 
 ADAPTER = OpenLITGroqAdapter()

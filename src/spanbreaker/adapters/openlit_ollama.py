@@ -9,23 +9,19 @@ call ended, if at all. :mod:`._client_requests` shows the breaker each chat requ
 
 from __future__ import annotations
 
-from ._client_requests import ClientRequestsAdapter
-from ._openlit import OPENLIT, openlit_installed
+from ._openlit import OPENLIT, OpenLITClientAdapter
 from .openllmetry_ollama import OLLAMA_REQUESTS
 
 PACKAGE = f"{OPENLIT}.instrumentation.ollama"
 
 
-class OpenLITOllamaAdapter(ClientRequestsAdapter):
+class OpenLITOllamaAdapter(OpenLITClientAdapter):
     name = "openlit_ollama"
     framework = PACKAGE
     instrumentor = "OllamaInstrumentor"
     clients = OLLAMA_REQUESTS
     title = "OpenLIT's Ollama instrumentation"
     unguarded = "a plain loop around the Ollama client is read only when each call ends, if at all"
-
-    def available(self) -> bool:
-        return openlit_installed()
 
 
 ADAPTER = OpenLITOllamaAdapter()

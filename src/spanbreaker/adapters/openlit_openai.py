@@ -11,20 +11,16 @@ starts: the sixth identical request is vetoed before it is sent, content capture
 
 from __future__ import annotations
 
-from ._client_requests import ClientRequestsAdapter
-from ._openlit import OPENLIT, openlit_installed
+from ._openlit import OPENLIT, OpenLITClientAdapter
 
 PACKAGE = f"{OPENLIT}.instrumentation.openai"
 
 
-class OpenLITOpenAIAdapter(ClientRequestsAdapter):
+class OpenLITOpenAIAdapter(OpenLITClientAdapter):
     name = "openlit_openai"
     framework = PACKAGE
     title = "OpenLIT's OpenAI instrumentation"
     unguarded = "a plain loop around the OpenAI client is not read (OpenLIT records no assistant tool calls)"
-
-    def available(self) -> bool:
-        return openlit_installed()
 
 
 ADAPTER = OpenLITOpenAIAdapter()
