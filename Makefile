@@ -190,8 +190,9 @@ test-langfuse: $(LANGFUSE_VENV)/.installed
 # OpenTelemetry's web-framework instrumentations, which pin opentelemetry-instrumentation exactly, so they are pinned
 # to one release line (unpinned, pip backtracks for many minutes). Its tests (tests/openlit_init: a loop around the
 # OpenAI, Anthropic, Groq, Ollama or Google Gen AI client; smolagents, LangGraph and OpenAI Agents SDK agents traced
-# by OpenLIT alone; one process per scenario, nothing sent anywhere) are ignored by the default suite; CI runs this
-# tier. No extra: an application traced by OpenLIT has it; spanbreaker needs nothing more.
+# by OpenLIT alone, and with OpenInference's instrumentors too; one process per scenario, nothing sent anywhere) are
+# ignored by the default suite; CI runs this tier. No extra: an application traced by OpenLIT has it; spanbreaker needs
+# nothing more.
 OPENLIT_VENV := $(VENV)/openlit
 OPENLIT_LINE := 0.66b1
 OPENLIT_INSTRUMENTATIONS := aiohttp-client asgi django falcon fastapi flask httpx pyramid requests starlette tornado \
@@ -202,6 +203,8 @@ $(OPENLIT_VENV)/.installed: pyproject.toml Makefile
 	$(OPENLIT_VENV)/bin/pip install -q --no-compile -e . 'openlit==1.45.0' 'openai>=1.92' 'anthropic>=0.42' httpx \
 	  'groq>=0.9' 'ollama>=0.4' 'google-genai>=1.0' \
 	  'smolagents>=1.20,<2' 'langgraph>=1.0,<2' 'langchain-openai>=0.3' 'openai-agents>=0.20,<0.25' \
+	  'openinference-instrumentation-smolagents>=0.1.40,<0.2' 'openinference-instrumentation-langchain>=0.1.80,<0.2' \
+	  'openinference-instrumentation-openai-agents>=2.6,<3' \
 	  opentelemetry-instrumentation==$(OPENLIT_LINE) opentelemetry-semantic-conventions==$(OPENLIT_LINE) \
 	  $(foreach name,$(OPENLIT_INSTRUMENTATIONS),opentelemetry-instrumentation-$(name)==$(OPENLIT_LINE)) \
 	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'

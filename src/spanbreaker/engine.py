@@ -321,6 +321,17 @@ class BreakerEngine:
                     # The same model call seen by a lower layer (a client's instrumentor under a framework's:
                     # LiteLLM or OpenAI spans inside a smolagents or Agents SDK model span): counted once, above.
                     kind, gated = _OTHER, False
+                elif kind is _LLM and _mixed(trace, value) and (
+                        double := _open_double(open_spans, type(value) is str)) is not None:
+                    # The same model call seen by two instrumentors side by side (OpenLIT's and OpenInference's
+                    # LangChain callbacks, each parenting its own spans): counted once, on the first.
+                    double.paired = True
+                    kind, gated = _OTHER, False
+                elif kind is _CHAIN and up is not None and up.kind is _CHAIN and up.openinference is not (
+                        type(value) is str):
+                    # The same step seen by a second instrumentor (OpenLIT's smolagents step directly inside
+                    # OpenInference's): one step, above. One convention's chains nest (LangChain's): each its own.
+                    kind = _OTHER
                 if up is not None:
                     scope, chain, step = up.scope, up.chain, up.step
                 else:
@@ -361,10 +372,11 @@ class BreakerEngine:
                 if not gated:  # CHAIN and OTHER spans: nothing to veto, no attributes kept
                     if len(open_spans) < MAX_OPEN_SPANS:
                         open_spans[span_id] = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept,
-                                                       NO_ATTRIBUTES, ref)
+                                                       NO_ATTRIBUTES, ref, openinference=type(value) is str)
                     return None
                 # The attributes only while the start hooks run (finally below): never kept on an open span.
-                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref, weak)
+                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref, weak,
+                                 openinference=type(value) is str)
                 if len(open_spans) < MAX_OPEN_SPANS:
                     open_spans[span_id] = entry
                 # A TOOL, LLM or AGENT span starts: admit it (breaker), then run the start detectors on its inputs.
@@ -385,16 +397,26 @@ class BreakerEngine:
                         if private is not None and private.arguments is not None and private.name == signal.name:
                             attributes = entry.attributes = private.on(attributes)
                             signal = entry.signal = tool_start(name, attributes, self._volatile_keys, self._cap)
-                    if up is not None and up.kind is _TOOL and type(value) is not str and _same_call(up.signal, signal):
-                        # The same call seen by a second instrumentor (OpenInference's AutoGen tool span around
-                        # autogen-core's GenAI one): counted and judged once, on the outer span.
+                    # The same call seen by a second instrumentor: directly inside (OpenInference's AutoGen tool
+                    # span around autogen-core's GenAI one) or side by side (OpenLIT's and OpenInference's
+                    # LangChain callbacks), counted and judged once.
+                    double = up if up is not None and up.kind is _TOOL and _same_call(up, entry, signal) else (
+                        _open_double(open_spans, entry.openinference, signal) if _mixed(trace, value) else None)
+                    if double is not None and double.signal.args_known:  # type: ignore[union-attr]
+                        double.paired = True  # on the first span
                         entry.kind = _OTHER
                         return None
-                    trace.totals.tool_calls += 1
-                    if self.shared is not None:
-                        self.guard(self.shared.add_usage, trace_id, 0, 0, 1, 0.0)
-                    if up is not None:
-                        up.tool_calls += 1
+                    if double is not None:
+                        # The first span started bare (OpenLIT's ``execute_tool``: its arguments come as it ends).
+                        # It was counted as it started; this span, which shows the arguments now, is judged in its
+                        # place.
+                        double.kind = _OTHER
+                    else:
+                        trace.totals.tool_calls += 1
+                        if self.shared is not None:
+                            self.guard(self.shared.add_usage, trace_id, 0, 0, 1, 0.0)
+                        if up is not None:
+                            up.tool_calls += 1
                     if self.shared is not None and signal.args_known:
                         self.guard(self.shared.tool_started, trace_id, scope.name, signal, attributes)
                     hooks = self._tool_start_hooks
@@ -973,12 +995,39 @@ def _after(warned: Verdict, verdict: Verdict | None) -> Verdict:
     return verdict
 
 
-def _same_call(outer: Any, inner: ToolCall) -> bool:
-    """Whether a tool span directly inside another, started by another convention than OpenInference's, is the
-    same call seen by a second instrumentor: the same tool, and the outer span already says with which arguments
-    (else both count, as each knows part of it). Only across conventions: one instrumentor's tool span inside its
-    own span of the same tool is a new execution (BeeAI's retry attempts), counted as one."""
-    return isinstance(outer, ToolCall) and outer.args_known and outer.name == inner.name
+def _mixed(trace: TraceState, kind_value: object) -> bool:
+    """Whether this trace's model and tool spans come from OpenInference and from another convention (two
+    instrumentors on one framework): only then can a call's double be open beside it. Records this span's."""
+    seen = trace.conventions | (1 if type(kind_value) is str else 2)
+    trace.conventions = seen
+    return seen == 3
+
+
+def _open_double(open_spans: Mapping[int, OpenSpan], openinference: bool, call: ToolCall | None = None
+                 ) -> OpenSpan | None:
+    """An open span that is the same call as the one starting, seen by an instrumentor of the other convention: a
+    model call (``call`` None) or a call of the same tool (see :func:`_same_call`) not yet paired with its double.
+    Open at once means one call: two instrumentors' callbacks around one execution."""
+    for span in open_spans.values():
+        if span.paired or span.openinference is openinference:
+            continue
+        if call is None:
+            if span.kind is _LLM:
+                return span
+        elif span.kind is _TOOL and isinstance(span.signal, ToolCall) and span.signal.name == call.name and (
+                span.signal.args_known or call.args_known):
+            return span
+    return None
+
+
+def _same_call(outer: OpenSpan, inner: OpenSpan, call: ToolCall) -> bool:
+    """Whether a tool span directly inside another is the same call seen by a second instrumentor: the same tool,
+    the two spans not both OpenInference's. Within OpenInference, a tool span inside its own span of the same tool
+    is a new execution (BeeAI's retry attempts), counted as one. When the outer span already says with which
+    arguments, it is the call; when it started bare, the inner one takes its place (see ``start``)."""
+    signal = outer.signal
+    return (not (outer.openinference and inner.openinference) and isinstance(signal, ToolCall)
+            and signal.name == call.name and (signal.args_known or call.args_known))
 
 
 def _descends_from(open_spans: Mapping[int, OpenSpan], entry: OpenSpan, ancestor_id: int) -> bool:

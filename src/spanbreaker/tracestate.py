@@ -53,6 +53,12 @@ class OpenSpan:
     probe: bool = False
     tool_calls: int = 0
     """Tool calls started under this span (CHAIN spans: per-step count)."""
+    openinference: bool = False
+    """The span carries OpenInference's span kind (tells two instrumentors' spans of one call or step apart from one
+    instrumentor's nested ones)."""
+    paired: bool = False
+    """A model or tool call span whose double (the same call seen by an instrumentor of the other convention) was
+    found: the double is not counted, and no other span pairs with this one."""
     prompt_read: bool = False
     """A model call whose prompt was read for the tool calls it shows as the call started (on the span, or shown in
     process by an adapter): not read again from the span at its end. The instrumentor's record of the same request
@@ -103,8 +109,8 @@ class Totals:
 
 
 class TraceState:
-    __slots__ = ("breaker", "calls_from_prompts", "last_seen", "lock", "open", "remote", "root_id", "scopes",
-                 "similarity", "slots", "totals", "trace_id", "warned")
+    __slots__ = ("breaker", "calls_from_prompts", "conventions", "last_seen", "lock", "open", "remote", "root_id",
+                 "scopes", "similarity", "slots", "totals", "trace_id", "warned")
 
     def __init__(self, trace_id: int, similarity: float, now: float) -> None:
         self.trace_id = trace_id
@@ -123,6 +129,9 @@ class TraceState:
         self.calls_from_prompts = 0
         """Tool calls read from model prompts (:mod:`~spanbreaker.conventions.prompt_calls`), counted in
         ``totals.tool_calls`` too: while the two are equal the trace has recorded no tool span of its own."""
+        self.conventions = 0
+        """Bits: 1, a model or tool call span of OpenInference's seen; 2, one of another convention (see
+        ``engine._mixed``)."""
 
     def scope(self, agent: str) -> AgentScope:
         scope = self.scopes.get(agent)

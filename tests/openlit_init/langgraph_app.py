@@ -1,8 +1,9 @@
-"""A LangGraph ReAct agent traced by OpenLIT alone (``openlit.init()``, no OpenInference instrumentor installed): its
-model is ``ChatOpenAI`` on the real OpenAI client, served by the scripted model. One scenario per process; spans also
-go to an in-memory exporter on the provider ``openlit.init()`` set. The last stdout line is a JSON summary.
+"""A LangGraph ReAct agent traced by OpenLIT (``openlit.init()``; with ``--openinference``, by OpenInference's
+instrumentor too): its model is ``ChatOpenAI`` on the real OpenAI client, served by the scripted model. One scenario
+per process; spans also go to an in-memory exporter on the provider ``openlit.init()`` set. The last stdout line is a
+JSON summary.
 
-    python tests/openlit_init/langgraph_app.py [--scenario stuck|wide]
+    python tests/openlit_init/langgraph_app.py [--scenario stuck|wide] [--openinference]
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ TOPICS = ["postgres", "sqlite", "redis", "memory", "mongodb", "custom"]
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=("stuck", "wide"), default="stuck")
+    parser.add_argument("--openinference", action="store_true",
+                        help="OpenInference's instrumentors trace the framework too")
     args = parser.parse_args()
 
     import openai
@@ -36,7 +39,7 @@ def main() -> int:
 
     import spanbreaker
 
-    exporter = start()
+    exporter = start(args.openinference)
     searches: list[str] = []
 
     @tool

@@ -1,8 +1,8 @@
-"""An OpenAI Agents SDK agent traced by OpenLIT alone (``openlit.init()``: its tracing processor turns the SDK's spans
-into OpenTelemetry ones; no OpenInference instrumentor installed). One scenario per process; spans also go to an
-in-memory exporter on the provider ``openlit.init()`` set. The last stdout line is a JSON summary.
+"""An OpenAI Agents SDK agent traced by OpenLIT (``openlit.init()``: its tracing processor turns the SDK's spans into
+OpenTelemetry ones; with ``--openinference``, OpenInference's processor too). One scenario per process; spans also go to
+an in-memory exporter on the provider ``openlit.init()`` set. The last stdout line is a JSON summary.
 
-    python tests/openlit_init/openai_agents_app.py [--scenario stuck|wide|handoff]
+    python tests/openlit_init/openai_agents_app.py [--scenario stuck|wide|handoff] [--openinference]
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ QUERIES = ["acme guidance", "acme ceo", "acme debt", "acme plants", "acme rating
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=("stuck", "wide", "handoff"), default="stuck")
+    parser.add_argument("--openinference", action="store_true",
+                        help="OpenInference's instrumentors trace the framework too")
     args = parser.parse_args()
 
     from _scripted_openai_agents import ScriptedModel
@@ -32,7 +34,7 @@ def main() -> int:
 
     import spanbreaker
 
-    exporter = start()
+    exporter = start(args.openinference)
     searches: list[str] = []
 
     @function_tool

@@ -1,8 +1,9 @@
-"""A smolagents agent traced by OpenLIT alone (``openlit.init()``, no OpenInference instrumentor installed), with the
-breaker attached by ``spanbreaker.instrument()``. One scenario per process; spans also go to an in-memory exporter on
-the provider ``openlit.init()`` set. The last stdout line is a JSON summary.
+"""A smolagents agent traced by OpenLIT (``openlit.init()``; with ``--openinference``, by OpenInference's
+instrumentor too), with the breaker attached by ``spanbreaker.instrument()``. One scenario per process; spans also go
+to an in-memory exporter on the provider ``openlit.init()`` set. The last stdout line is a JSON summary.
 
     python tests/openlit_init/smolagents_app.py [--scenario search-storm|wide-search|code-repair|code-progress]
+        [--openinference]
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--scenario", choices=("search-storm", "wide-search", "code-repair", "code-progress"),
                         default="search-storm")
+    parser.add_argument("--openinference", action="store_true",
+                        help="OpenInference's instrumentors trace the framework too")
     args = parser.parse_args()
 
     import openai
@@ -36,7 +39,7 @@ def main() -> int:
 
     import spanbreaker
 
-    exporter = start()
+    exporter = start(args.openinference)
     searches: list[str] = []
 
     @tool

@@ -11,6 +11,7 @@ identical request is vetoed before it is sent.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,9 +109,9 @@ def test_a_model_call_budget_vetoes_the_call_past_it() -> None:
     assert_nothing_lost(summary)
 
 
-def run_framework(app: str, scenario: str) -> dict[str, Any]:
-    done = subprocess.run([sys.executable, str(APP.parent / app), "--scenario", scenario], capture_output=True,
-                          text=True, timeout=150)
+def run_framework(app: str, scenario: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    done = subprocess.run([sys.executable, str(APP.parent / app), "--scenario", scenario, *args], capture_output=True,
+                          text=True, timeout=150, env=None if env is None else {**os.environ, **env})
     assert done.returncode == 0, done.stderr[-3000:]
     summary: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return summary
@@ -182,3 +183,56 @@ def test_openai_agents_healthy_runs_are_quiet(scenario: str) -> None:
     assert summary["outcome"] == "answered" and summary["detector"] is None
     assert summary["tripped"] == 0 and summary["blocked"] == []
     assert summary["searches"] == summary["queries"] - (scenario == "handoff")  # the handoff's result counts as one
+
+
+# OpenLIT and OpenInference both tracing one framework: an application traced by OpenLIT that installs spanbreaker's
+# extra for its framework (which brings OpenInference's instrumentor) and calls ``spanbreaker.instrument()``. Every
+# call and step then has two spans: nested (smolagents: OpenLIT's ``execute_tool`` around OpenInference's tool span,
+# OpenInference's ``Step N`` around OpenLIT's step), or side by side (LangChain: each instrumentor's callback handler
+# parents its own spans). Counted twice, a code agent's three failed guesses before the answer tripped ``error_loop``
+# at its second step, a search loop was cut short by ``tool_cycle`` after 3 searches, and budgets ran out at half
+# their size (LangGraph: ``max_model_calls=5`` stopped a healthy run after 2 model calls).
+
+BOTH = "--openinference"
+
+
+@pytest.mark.parametrize(("app", "scenario", "detector", "blocked"), [
+    ("smolagents_app.py", "search-storm", "tool_repeat", "SimpleTool"),
+    ("langgraph_app.py", "stuck", "tool_repeat", "web_search"),
+    ("openai_agents_app.py", "stuck", "tool_repeat", "search")])
+def test_a_search_loop_traced_twice_is_stopped_before_the_fifth_repeat(app: str, scenario: str, detector: str,
+                                                                      blocked: str) -> None:
+    """Each call counted once, judged on OpenInference's span, which shows the arguments as the call starts (OpenLIT's
+    shows them as it ends): four identical searches ran, the fifth is blocked before it runs."""
+    summary = run_framework(app, scenario, BOTH)
+    assert summary["outcome"] == "stopped" and summary["detector"] == detector
+    assert summary["searches"] == 4 and summary["model_calls"] == 5
+    assert summary["blocked"] == [blocked]
+    assert summary["unique"] and not summary["current"]
+
+
+def test_a_code_repair_loop_traced_twice_is_stopped_after_four_failed_steps() -> None:
+    summary = run_framework("smolagents_app.py", "code-repair", BOTH)
+    assert summary["outcome"] == "stopped" and summary["detector"] == "error_loop"
+    assert summary["model_calls"] == 4 and summary["blocked"] == ["OpenAIModel.generate"]
+
+
+@pytest.mark.parametrize(("app", "scenario"), [
+    ("smolagents_app.py", "wide-search"), ("smolagents_app.py", "code-progress"), ("langgraph_app.py", "wide"),
+    ("openai_agents_app.py", "wide"), ("openai_agents_app.py", "handoff")])
+def test_healthy_runs_traced_twice_are_quiet(app: str, scenario: str) -> None:
+    summary = run_framework(app, scenario, BOTH)
+    assert summary["outcome"] == "answered" and summary["detector"] is None
+    assert summary["tripped"] == 0 and summary["blocked"] == []
+
+
+@pytest.mark.parametrize(("app", "scenario"), [("smolagents_app.py", "wide-search"), ("langgraph_app.py", "wide")])
+@pytest.mark.parametrize(("budget", "limit", "counted"), [("MAX_MODEL_CALLS", 5, "model_calls"),
+                                                          ("MAX_TOOL_CALLS", 4, "searches")])
+def test_budgets_count_each_call_traced_twice_once(app: str, scenario: str, budget: str, limit: int,
+                                                   counted: str) -> None:
+    """A healthy run of 7 model calls and 6 searches under a smaller budget: exactly ``limit`` calls run."""
+    summary = run_framework(app, scenario, BOTH, env={f"SPANBREAKER_{budget}": str(limit)})
+    assert summary["outcome"] == "stopped" and summary["detector"] == "call_budget"
+    assert summary[counted] == limit
+    assert summary["unique"] and not summary["current"]

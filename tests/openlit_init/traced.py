@@ -6,10 +6,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
+OPENLIT_ADAPTERS = ("openlit_openai", "openlit_anthropic", "openlit_groq", "openlit_ollama", "openlit_google_genai")
+"""spanbreaker's adapters for OpenLIT's instrumentation: with only these, OpenLIT traces the framework alone."""
 
-def start() -> Any:
+
+def start(openinference: bool = False) -> Any:
     """``openlit.init()`` (the global provider; nothing exported, no metrics or events), an in-memory exporter on that
-    provider, then ``spanbreaker.instrument()``: returns the exporter."""
+    provider, then ``spanbreaker.instrument()``: returns the exporter. With ``openinference``, every adapter of an
+    installed framework, so OpenInference's instrumentors trace the framework too (what ``spanbreaker.instrument()``
+    does in an application that has both); else only OpenLIT's."""
     os.environ["OTEL_TRACES_EXPORTER"] = "none"  # OpenLIT's default would print every span to stdout
     import openlit
     from opentelemetry import trace
@@ -22,7 +27,7 @@ def start() -> Any:
     provider: Any = trace.get_tracer_provider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    spanbreaker.instrument()
+    spanbreaker.instrument(frameworks=None if openinference else OPENLIT_ADAPTERS)
     return exporter
 
 
