@@ -372,11 +372,11 @@ class BreakerEngine:
                 if not gated:  # CHAIN and OTHER spans: nothing to veto, no attributes kept
                     if len(open_spans) < MAX_OPEN_SPANS:
                         open_spans[span_id] = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept,
-                                                       NO_ATTRIBUTES, ref, openinference=type(value) is str)
+                                                       NO_ATTRIBUTES, ref, type(value) is str)
                     return None
                 # The attributes only while the start hooks run (finally below): never kept on an open span.
-                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref, weak,
-                                 openinference=type(value) is str)
+                entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref,
+                                 type(value) is str, weak)
                 if len(open_spans) < MAX_OPEN_SPANS:
                     open_spans[span_id] = entry
                 # A TOOL, LLM or AGENT span starts: admit it (breaker), then run the start detectors on its inputs.

@@ -49,13 +49,13 @@ class OpenSpan:
     """The caller's object for the span (the façade's SDK span): a weak reference to it when :attr:`weak` (an
     abandoned model or tool call span the application let go must not be kept alive, attributes and all, by the
     breaker), else the object itself. Read it through :attr:`handle`."""
+    openinference: bool = False
+    """The span carries OpenInference's span kind (tells two instrumentors' spans of one call or step apart from one
+    instrumentor's nested ones)."""
     weak: bool = False
     probe: bool = False
     tool_calls: int = 0
     """Tool calls started under this span (CHAIN spans: per-step count)."""
-    openinference: bool = False
-    """The span carries OpenInference's span kind (tells two instrumentors' spans of one call or step apart from one
-    instrumentor's nested ones)."""
     paired: bool = False
     """A model or tool call span whose double (the same call seen by an instrumentor of the other convention) was
     found: the double is not counted, and no other span pairs with this one."""
