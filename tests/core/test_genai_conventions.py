@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 import pytest
+from opentelemetry import trace as trace_api
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -290,3 +291,38 @@ def test_invoke_agent_spans_naming_no_agent_are_parts_of_the_enclosing_agent() -
     assert (caught.value.detector, ran) == ("tool_repeat", 5)
     assert classify("invoke_agent", {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather"}) is (
         Kind.AGENT)  # named by its attribute: an agent
+
+
+def test_a_workflow_around_an_agents_calls_is_no_step() -> None:
+    """OpenLIT's CrewAI instrumentation runs an agent's calls inside ``invoke_workflow AgentExecutor``, with no model
+    call span the breaker reads. Read as a step, the workflow made every call of the agent one model turn: identical
+    calls in one turn are one decision, and a loop of them never counted past one (CrewAI's own guard stopped it)."""
+    tracer, _processor, _exporter = rig()
+    ran = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer), tracer.start_as_current_span(
+            "invoke_workflow AgentExecutor"):
+        for _ in range(10):
+            tool(tracer, "weather in Paris", "sunny, 20C", late=True)
+            ran += 1
+    assert (caught.value.detector, ran) == ("tool_repeat", 5)
+    assert classify("invoke_workflow crew", {}) is Kind.OTHER
+    assert classify("invoke_workflow", {"gen_ai.operation.name": "invoke_workflow"}) is Kind.OTHER
+
+
+def test_a_failing_tool_under_a_workflow_is_judged_per_model_turn() -> None:
+    """OpenLIT's LangGraph instrumentation runs the graph in ``invoke_workflow LangGraph``, its tool calls directly
+    under it. Read as a step, the workflow kept each tool call's error for its own end, the run's: the same failure,
+    model turn after model turn, was never an ``error_loop``."""
+    tracer, _processor, _exporter = rig()
+    ran = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, tracer.start_as_current_span("invoke_workflow LangGraph"):
+        for turn in range(10):
+            with tracer.start_as_current_span("chat gpt-4o-mini", attributes={"gen_ai.operation.name": "chat"}):
+                pass
+            with tracer.start_as_current_span("execute_tool run_tests", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "run_tests"}) as span:
+                span.set_attribute("gen_ai.tool.call.arguments", json.dumps({"attempt": turn}))
+                span.record_exception(KeyError("total"))
+                span.set_status(trace_api.Status(trace_api.StatusCode.ERROR))
+            ran += 1
+    assert caught.value.detector == "error_loop" and ran == 4

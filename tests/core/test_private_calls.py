@@ -92,3 +92,19 @@ def test_concurrent_and_nested_calls_each_see_their_own() -> None:
             assert current() is not None and current().name == "inner"  # type: ignore[union-attr]
         assert current() is not None and current().name == "outer"  # type: ignore[union-attr]
     assert current() is None
+
+
+
+def test_a_client_instrumentor_adapter_skips_a_client_it_finds_unimported() -> None:
+    """OpenLIT has an instrumentation for every client it supports, installed or not: a client library that is not
+    installed (so not imported: an instrumentor imports a client's module as it wraps it) has no call to show, and is
+    skipped without importing anything and without a warning."""
+    import sys
+
+    from spanbreaker.adapters._client_requests import ClientMethod, compose
+    from spanbreaker.adapters.base import PatchLog
+
+    missing = (ClientMethod("spanbreaker_absent_client.resources.chat", "Completions", "create", False),)
+    patches = PatchLog()
+    compose(patches, "openlit.instrumentation.absent", missing)  # nothing to do, nothing raised
+    assert "spanbreaker_absent_client" not in sys.modules

@@ -80,6 +80,34 @@ def test_openlit_is_not_imported_until_the_application_imports_it() -> None:
     assert done.stdout.strip().splitlines()[-1] == "False"
 
 
+HIDE_CLIENTS = """
+import importlib.abc, sys
+class Hide(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("groq", "ollama") or name.startswith("google.genai"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Hide())
+"""
+"""Makes the Groq, Ollama and Google Gen AI clients look not installed (the tier venv has them all)."""
+
+
+@pytest.mark.parametrize("order", ["openlit first", "spanbreaker first"])
+def test_clients_that_are_not_installed_are_passed_over_quietly(order: str) -> None:
+    """An application with OpenLIT and only the OpenAI client: OpenLIT has instrumentations for the others too, and
+    spanbreaker's adapters for them used to log a warning with a traceback each ("could not read OpenLIT's Groq
+    instrumentation's requests") at every start. Only the clients installed are read."""
+    steps = ["import os; os.environ['OTEL_TRACES_EXPORTER'] = 'none'",
+             "import openlit; openlit.init(disable_batch=True, disable_metrics=True, disable_events=True)",
+             "import spanbreaker; spanbreaker.instrument()"]
+    if order == "spanbreaker first":
+        steps[1], steps[2] = steps[2], steps[1]
+    done = subprocess.run([sys.executable, "-c", HIDE_CLIENTS + "\n".join(steps) + "\nimport groq"],
+                          capture_output=True, text=True, timeout=120)
+    assert "No module named 'groq'" in done.stderr  # the client really is hidden
+    assert "could not read" not in done.stderr and "spanbreaker" not in done.stderr.replace(
+        "import spanbreaker", ""), done.stderr[-3000:]
+
+
 @pytest.mark.parametrize("args", [["--asynchronous"], ["--attach", "instrument-first"], ["--runs", "2"]],
                          ids=["async", "instrument-first", "two-runs"])
 def test_the_veto_holds_async_attached_first_and_run_after_run(args: list[str]) -> None:

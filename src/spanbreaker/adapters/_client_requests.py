@@ -25,6 +25,7 @@ meets: on one whose internals differ, the adapter logs a warning and leaves the 
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -168,12 +169,16 @@ def _instrumentors_wrapper(installed: Any, package: str) -> Callable[..., Any] |
 def compose(patches: PatchLog, package: str, clients: Clients) -> None:
     """Put a showing wrapper in place of each of the instrumentor's wrappers now installed; the undo puts the
     instrumentor's back, unless it was uninstrumented since (then its ``create`` stays as the instrumentor left it)."""
-    import importlib
-
     from wrapt import FunctionWrapper
 
     for client in clients:
-        owner = getattr(importlib.import_module(client.module), client.owner)
+        module = sys.modules.get(client.module)
+        if module is None:
+            # Not imported, so not wrapped: an instrumentor imports the client's module as it wraps it. The client is
+            # not installed (OpenLIT instruments whichever are, and has an instrumentation for Groq whether or not
+            # Groq is there), or it is not instrumented yet and is composed after its instrumentor instruments.
+            continue
+        owner = getattr(module, client.owner)
         installed = vars(owner).get(client.method)
         theirs = _instrumentors_wrapper(installed, package)
         if theirs is None:

@@ -76,10 +76,13 @@ EXCEPTION_EVENT = "exception"
 """The span event an exception is recorded as (``Span.record_exception``)."""
 
 KINDS = {
-    "invoke_agent": Kind.AGENT, "create_agent": Kind.AGENT, "invoke_workflow": Kind.CHAIN,
+    "invoke_agent": Kind.AGENT, "create_agent": Kind.AGENT, "invoke_workflow": Kind.OTHER,
     "execute_tool": Kind.TOOL, "chat": Kind.LLM, "text_completion": Kind.LLM, "generate_content": Kind.LLM,
 }
-"""``gen_ai.operation.name`` values -> kind."""
+"""``gen_ai.operation.name`` values -> kind. A workflow (``invoke_workflow``: Google ADK's and OpenLIT's runs, OpenLIT's
+CrewAI agent executor) holds a whole run, so it is no step (read as one, OpenLIT's CrewAI executor made every call of
+its agent one model turn, and a loop of identical calls never counted past one; a tool call under OpenLIT's LangGraph
+workflow had its error kept for the step's end, the run's): a span that only encloses."""
 AGENT_SPAN_PREFIX = "invoke_agent "
 TOOL_SPAN_PREFIX = "execute_tool "
 """Span names the conventions prescribe (``{operation} {name}``, ``{operation} {model}`` for inference), read for
