@@ -63,12 +63,14 @@ test-crewai: $(CREWAI_VENV)/.installed
 	$(CREWAI_VENV)/bin/python -m pytest -q -o addopts=-ra tests/crewai
 
 # Google ADK in its own venv (.venv/adk): it pins opentelemetry-api/sdk <=1.44, below the dev tier's 1.45. Its tests
-# (tests/adk, stock ADK spans and examples/adk_search_loop.py) are ignored by the default suite; CI runs this tier.
+# (tests/adk: stock ADK spans, with OpenInference's ADK instrumentor too, and examples/adk_search_loop.py) are ignored
+# by the default suite; CI runs this tier.
 ADK_VENV := $(VENV)/adk
-$(ADK_VENV)/.installed: pyproject.toml
+$(ADK_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(ADK_VENV)
 	$(ADK_VENV)/bin/pip install -q --upgrade pip
-	$(ADK_VENV)/bin/pip install -q --no-compile -e '.[google-adk]' 'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
+	$(ADK_VENV)/bin/pip install -q --no-compile -e '.[google-adk]' 'openinference-instrumentation-google-adk>=1.0,<2' \
+	  'pytest>=8' 'pytest-timeout>=2.3' 'pytest-asyncio>=0.24'
 	touch $@
 
 test-adk: $(ADK_VENV)/.installed

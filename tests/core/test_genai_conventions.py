@@ -326,3 +326,44 @@ def test_a_failing_tool_under_a_workflow_is_judged_per_model_turn() -> None:
                 span.set_status(trace_api.Status(trace_api.StatusCode.ERROR))
             ran += 1
     assert caught.value.detector == "error_loop" and ran == 4
+
+
+def adk_tool(tracer: Any, call: int, query: str, result: Any) -> None:
+    """An ADK ``execute_tool`` span as OpenInference's ADK instrumentor completes it: ADK's ``FunctionResponse``, with
+    the call's own id, as the output."""
+    with tracer.start_as_current_span("execute_tool search", attributes={
+            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search"}) as span:
+        call_id = f"call_{call}_0"
+        span.set_attributes({
+            "openinference.span.kind": "TOOL", "tool.name": "search", "tool.id": call_id,
+            "gen_ai.tool.call.id": call_id, "input.value": json.dumps({"query": query}),
+            "output.value": json.dumps({"id": call_id, "name": "search", "response": result}, separators=(",", ":"))})
+
+
+def test_adk_function_responses_are_read_as_their_response() -> None:
+    """Each call's ``FunctionResponse`` carries its own id: read whole, no two results were alike, and a loop of
+    identical searches was caught only by ``low_exploration``, after 11 calls. Six different searches stay quiet."""
+    tracer, _processor, _exporter = rig()
+    ran = 0
+    with pytest.raises(spanbreaker.Tripped) as caught, agent(tracer):
+        for call in range(12):
+            adk_tool(tracer, call, "weather in Paris", {"result": "No results."})
+            ran += 1
+    assert (caught.value.detector, ran) == ("tool_repeat", 5)
+    tracer, processor, _exporter = rig()
+    with agent(tracer):
+        for call, query in enumerate(WIDE[:6]):
+            adk_tool(tracer, call, query, {"result": "No results."})
+    assert processor.engine.stats.trips == 0
+
+
+@pytest.mark.parametrize("output", [
+    {"id": "call_0_0", "name": "search", "response": {"result": "x"}, "extra": 1},  # not a FunctionResponse
+    {"id": "record-7", "name": "search", "response": {"result": "x"}}])  # an id of the tool's own
+def test_a_result_with_an_id_that_is_not_the_calls_own_is_read_whole(output: dict[str, Any]) -> None:
+    from spanbreaker.conventions import google_adk
+
+    text = json.dumps(output, separators=(",", ":"))
+    assert google_adk.tool_result(text, {"tool.id": "call_0_0"}, 4096) is None
+    assert google_adk.tool_result(json.dumps({"id": "call_0_0", "response": "plain"}), {"tool.id": "call_0_0"},
+                                  4096) == "plain"

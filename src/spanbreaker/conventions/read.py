@@ -20,6 +20,7 @@ from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str,
 from . import exception_class, ledger, tool_text
 from . import frameworks as fw
 from . import genai as ga
+from . import google_adk as adk
 from . import langchain as lc
 from . import langfuse as lf
 from . import llama_index as li
@@ -167,6 +168,10 @@ def fill_tool_result(call: ToolCall, attributes: Mapping[str, Any], error: str |
         output = li.tool_result(output, cap)
     elif output is not None and output.startswith(lc.TOOL_MESSAGE_REPR):  # a ToolMessage as its str() (OpenLIT)
         content = lc.repr_tool_result(output, cap)
+        if content is not None:
+            output = content
+    elif output is not None and output.startswith(adk.FUNCTION_RESPONSE):  # ADK's FunctionResponse (OpenInference)
+        content = adk.tool_result(output, attributes, cap)
         if content is not None:
             output = content
     if output and (error is None or error == tool_text.FLAGGED):
