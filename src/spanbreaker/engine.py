@@ -296,6 +296,7 @@ class BreakerEngine:
             self.stats.spans_started += 1
             value = attributes.get(_OI_KIND)
             kind = _OI_KINDS.get(value) if type(value) is str else None  # openinference.kind's common case
+            openinference = type(value) is str  # the span says its kind OpenInference's way (OpenSpan.openinference)
             logged = False
             if kind is None:
                 kind = classify(name, attributes)
@@ -321,14 +322,13 @@ class BreakerEngine:
                     # The same model call seen by a lower layer (a client's instrumentor under a framework's:
                     # LiteLLM or OpenAI spans inside a smolagents or Agents SDK model span): counted once, above.
                     kind, gated = _OTHER, False
-                elif kind is _LLM and _mixed(trace, value) and (
-                        double := _open_double(open_spans, type(value) is str)) is not None:
+                elif kind is _LLM and _mixed(trace, openinference) and (
+                        double := _open_double(open_spans, openinference)) is not None:
                     # The same model call seen by two instrumentors side by side (OpenLIT's and OpenInference's
                     # LangChain callbacks, each parenting its own spans): counted once, on the first.
                     double.paired = True
                     kind, gated = _OTHER, False
-                elif kind is _CHAIN and up is not None and up.kind is _CHAIN and up.openinference is not (
-                        type(value) is str):
+                elif kind is _CHAIN and up is not None and up.kind is _CHAIN and up.openinference is not openinference:
                     # The same step seen by a second instrumentor (OpenLIT's smolagents step directly inside
                     # OpenInference's): one step, above. One convention's chains nest (LangChain's): each its own.
                     kind = _OTHER
@@ -372,11 +372,11 @@ class BreakerEngine:
                 if not gated:  # CHAIN and OTHER spans: nothing to veto, no attributes kept
                     if len(open_spans) < MAX_OPEN_SPANS:
                         open_spans[span_id] = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept,
-                                                       NO_ATTRIBUTES, ref, type(value) is str)
+                                                       NO_ATTRIBUTES, ref, openinference)
                     return None
                 # The attributes only while the start hooks run (finally below): never kept on an open span.
                 entry = OpenSpan(span_id, parent_id, kind, scope, chain, step, signal, kept, attributes, ref,
-                                 type(value) is str, weak)
+                                 openinference, weak)
                 if len(open_spans) < MAX_OPEN_SPANS:
                     open_spans[span_id] = entry
                 # A TOOL, LLM or AGENT span starts: admit it (breaker), then run the start detectors on its inputs.
@@ -401,7 +401,7 @@ class BreakerEngine:
                     # span around autogen-core's GenAI one) or side by side (OpenLIT's and OpenInference's
                     # LangChain callbacks), counted and judged once.
                     double = up if up is not None and up.kind is _TOOL and _same_call(up, entry, signal) else (
-                        _open_double(open_spans, entry.openinference, signal) if _mixed(trace, value) else None)
+                        _open_double(open_spans, openinference, signal) if _mixed(trace, openinference) else None)
                     if double is not None and double.signal.args_known:  # type: ignore[union-attr]
                         double.paired = True  # on the first span
                         entry.kind = _OTHER
@@ -995,10 +995,10 @@ def _after(warned: Verdict, verdict: Verdict | None) -> Verdict:
     return verdict
 
 
-def _mixed(trace: TraceState, kind_value: object) -> bool:
+def _mixed(trace: TraceState, openinference: bool) -> bool:
     """Whether this trace's model and tool spans come from OpenInference and from another convention (two
     instrumentors on one framework): only then can a call's double be open beside it. Records this span's."""
-    seen = trace.conventions | (1 if type(kind_value) is str else 2)
+    seen = trace.conventions | (1 if openinference else 2)
     trace.conventions = seen
     return seen == 3
 
@@ -1014,8 +1014,7 @@ def _open_double(open_spans: Mapping[int, OpenSpan], openinference: bool, call: 
         if call is None:
             if span.kind is _LLM:
                 return span
-        elif span.kind is _TOOL and isinstance(span.signal, ToolCall) and span.signal.name == call.name and (
-                span.signal.args_known or call.args_known):
+        elif span.kind is _TOOL and _same_tool(span.signal, call):
             return span
     return None
 
@@ -1025,9 +1024,12 @@ def _same_call(outer: OpenSpan, inner: OpenSpan, call: ToolCall) -> bool:
     the two spans not both OpenInference's. Within OpenInference, a tool span inside its own span of the same tool
     is a new execution (BeeAI's retry attempts), counted as one. When the outer span already says with which
     arguments, it is the call; when it started bare, the inner one takes its place (see ``start``)."""
-    signal = outer.signal
-    return (not (outer.openinference and inner.openinference) and isinstance(signal, ToolCall)
-            and signal.name == call.name and (signal.args_known or call.args_known))
+    return not (outer.openinference and inner.openinference) and _same_tool(outer.signal, call)
+
+
+def _same_tool(signal: Any, call: ToolCall) -> bool:
+    """Two spans' calls of one tool, at least one of them knowing the arguments (two bare spans stay two calls)."""
+    return isinstance(signal, ToolCall) and signal.name == call.name and (signal.args_known or call.args_known)
 
 
 def _descends_from(open_spans: Mapping[int, OpenSpan], entry: OpenSpan, ancestor_id: int) -> bool:
