@@ -110,7 +110,9 @@ class BreakerConfig:
 
     # --- context ----------------------------------------------------------------------------------------
     context_jump_tokens: int = field(default=50_000, metadata=_int(1, doc="tokens"))
-    """Prompt growth between two consecutive model calls of one agent that counts as inflation."""
+    """Prompt growth between two consecutive model calls of one agent that counts as inflation (in one conversation:
+    where both calls' messages are recorded and their first message differs, the second starts a new conversation and
+    only ``max_prompt_tokens`` applies)."""
     context_jump_ratio: float = field(default=2.0, metadata=_float(1.0, doc="x previous prompt"))
     max_prompt_tokens: int = field(default=250_000, metadata=_int(1, doc="tokens"))
     """Absolute prompt size of one model call."""
@@ -151,7 +153,10 @@ class BreakerConfig:
 
     # --- policy -----------------------------------------------------------------------------------------
     allowlist: frozenset[str] = frozenset()
-    """Polling tools: exempt from repetition checks; their streak limit is 3x ``tool_streak_max``."""
+    """Polling tools: exempt from repetition checks; their streak limit is 3x ``tool_streak_max``. Without it, a call
+    of any tool whose answer says the work it looks at is still under way (a command with no new output yet, a job
+    ``running`` or ``queued``, "not ready yet"), and the calls repeated around it, get 3x ``tool_repeat_max`` and
+    ``exploration_window``, and no ``tool_cycle``."""
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
     disabled_detectors: frozenset[str] = frozenset()
     volatile_arg_keys: frozenset[str] = frozenset(

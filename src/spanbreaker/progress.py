@@ -36,11 +36,15 @@ from rapidfuzz.fuzz import ratio
 from rapidfuzz.process import extract
 
 from .conventions.frameworks import ARGS_ENVELOPE
+from .conventions.tool_text import waiting
 from .fingerprint import SIMILARITY_CHARS, similarity_text
 from .signals import ToolCall
 
 MAX_KEYS = 256
 RECENT = 16
+WAIT_WINDOW = 4
+"""Answers looked at for a wait on work under way (:meth:`ToolHistory.polling`): a round of polling (an empty
+command, the log's tail) is a few calls."""
 INFORMATIVE_CHARS = 64
 """Results shorter than this (normalised) are compared by exact arguments only."""
 _CHANGE_ACK = re.compile(
@@ -271,6 +275,23 @@ class ToolHistory:
         if history is None or history >> _MARK_SHIFT != self.change_seq:
             return 0
         return (history >> 64) & _M32
+
+    def polling(self, key: object = None) -> bool:
+        """Whether the agent is waiting on work under way: one of its last :data:`WAIT_WINDOW` answers, or the latest
+        answer of the call ``key``, says the work it looks at is still running, pending or not ready
+        (:func:`~spanbreaker.conventions.tool_text.waiting`). Calls repeated meanwhile (the same empty command, the
+        same log tail read again) are polls, which the repetition detectors give room. Read only where a repetition
+        is about to count: it scans a few results' samples."""
+        recent = self._recent
+        newest = len(recent) - 1
+        for index in range(newest, max(newest - WAIT_WINDOW, -1), -1):
+            if waiting(recent[index][_SAMPLE]):
+                return True
+        if key is not None:
+            for index in range(newest - WAIT_WINDOW, -1, -1):
+                if recent[index][_KEY] == key:
+                    return waiting(recent[index][_SAMPLE])
+        return False
 
     def repeats_without_progress(self, key: object) -> int:
         """How many identical calls with identical results ran since anything last changed, counted once per

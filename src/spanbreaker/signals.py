@@ -123,12 +123,20 @@ def delegation_key(callee: str, task_key: int) -> int:
     return hash((callee, task_key))
 
 
+OPENING_CHARS = 512
+"""Of the messages a model call sends, what :attr:`ModelCall.opening` keeps: enough to reach the first message's
+text past any serializer's preamble (LangChain's is 125 characters), little enough to keep per agent."""
+
+
 @dataclass(slots=True)
 class ModelCall:
     model: str | None
     provider: str | None = None
     input_chars: int = 0
     history_messages: int = 0
+    opening: str | None = None
+    """The head of the messages sent (their first :data:`OPENING_CHARS` characters), None when they are not known:
+    which conversation the call continues, read by ``context_growth`` only when a prompt jumps."""
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     total_tokens: int | None = None

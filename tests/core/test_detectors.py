@@ -60,6 +60,54 @@ def test_tool_repeat_quiet_on_pagination_and_on_changing_results(harness: Harnes
     assert harness.trips == []
 
 
+NO_NEW_OUTPUT = ("[The command has no new output after 30 seconds. You may wait longer to see additional output by "
+                 "sending empty command '', send other commands to interact with the current process, send keys to "
+                 "interrupt/kill the command, or use the timeout parameter in execute_bash for future commands.]")
+"""OpenHands' answer to an empty command while a silent build runs (``openhands/runtime/utils/bash_constants.py``)."""
+
+
+@pytest.mark.parametrize("answer", [NO_NEW_OUTPUT, '{"job": "42", "status": "running"}', "Index not ready yet"])
+def test_tool_repeat_gives_a_wait_on_work_under_way_three_times_the_limit(answer: str) -> None:
+    """An agent waiting on a silent build (or polling a job) asks the same and hears the same: polling, not a loop.
+    A wait that never ends is still stopped, at three times the limit, the trip saying it was polling."""
+    h = make_harness()
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n in range(1, 30):
+            with h.step(n):
+                h.llm()
+                h.tool("execute_bash", {"command": ""}, output=answer)
+            if n == 12:
+                assert h.trips == []  # eleven repeats: what a build or a job may take
+    trip = caught.value
+    assert (trip.detector, trip.evidence["polling"], trip.evidence["identical_calls"]) == ("tool_repeat", True, 13)
+    assert len(h.named("SimpleTool")) == 13  # twelve ran, the thirteenth was vetoed
+
+
+@pytest.mark.parametrize(("tool", "answer"), [
+    ("bash", "Running 12 tests\n1 failed: test_parse"),
+    ("get_order_details", '{"order_id": "#W4817420", "status": "pending", "items": 3}'),  # waits on nobody
+])
+def test_tool_repeat_is_not_loosened_by_words_about_running_or_pending(harness: Harness, tool: str,
+                                                                        answer: str) -> None:
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():
+        for n in range(1, 10):
+            with harness.step(n):
+                harness.llm()
+                harness.tool(tool, {"id": "42"}, output=answer)
+    assert caught.value.detector == "tool_repeat" and "polling" not in caught.value.evidence
+
+
+def test_tool_cycle_and_low_exploration_leave_a_wait_that_reads_the_log_alone(harness: Harness) -> None:
+    """Waiting on a build by turns: an empty command (no new output), then the log's tail (unchanged)."""
+    with harness.agent():
+        for n in range(1, 12):
+            with harness.step(n):
+                harness.llm()
+                harness.tool("execute_bash", {"command": ""}, output=NO_NEW_OUTPUT)
+                harness.tool("execute_bash", {"command": "tail -n 5 build.log"}, output="[INFO] Compiling 214 files")
+    assert harness.trips == []
+
+
 def test_tool_repeat_trips_on_a_call_raising_the_same_error_again() -> None:
     """A tool that raised and returned nothing is known by its error: the same exception, message included."""
     h = only("tool_repeat")
@@ -401,6 +449,34 @@ def test_context_growth_vetoes_the_inflated_call_before_it_is_sent(harness: Harn
             harness.llm(prompt=260_000, input_value=messages(1_000_000))
     assert caught.value.detector == "context_growth"
     assert attrs(harness.named("ScriptedModel.generate")[-1])["spanbreaker.blocked"] is True
+
+
+def chat(system: str, chars: int) -> str:
+    return json.dumps([{"role": "system", "content": system}, {"role": "user", "content": "x" * chars}])
+
+
+def test_context_growth_quiet_when_a_short_call_is_followed_by_another_conversation(harness: Harness) -> None:
+    """A pipeline routes with a short prompt, then answers from a long document with another prompt: the second
+    prompt did not grow from the first, so only its absolute size counts."""
+    with harness.agent():
+        for n in range(1, 4):
+            with harness.step(n):
+                harness.llm(input_value=chat("Classify the question: finance, legal or other.", 200))
+                harness.llm(input_value=chat("Answer from the report below.\n" + "Revenue grew. " * 20_000, 200))
+    assert harness.trips == []
+
+
+@pytest.mark.parametrize("second", ["You are a careful analyst. The time is 10:42:07.",
+                                    "You are a careful analyst. The time is 10:41:55."])
+def test_context_growth_trips_when_the_same_conversation_jumps(harness: Harness, second: str) -> None:
+    """The same first message (a clock in it aside) is the same conversation: a huge tool output it carries next
+    is the jump the detector exists for."""
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():
+        with harness.step(1):
+            harness.llm(input_value=chat("You are a careful analyst. The time is 10:41:55.", 2000))
+        with harness.step(2):
+            harness.llm(input_value=chat(second, 400_000))
+    assert caught.value.detector == "context_growth"
 
 
 def test_context_growth_quiet_on_steady_growth_over_a_long_run(harness: Harness) -> None:

@@ -263,7 +263,7 @@ def test_adk_merged_span_is_no_call(merged_kind_at_start: bool) -> None:
 def test_a_tool_message_recorded_as_its_str_is_read_as_its_content(content: str) -> None:
     """OpenLIT's LangGraph instrumentation records a tool run's result as ``str(ToolMessage)``, with a new
     ``tool_call_id`` every call: its content is the result (whole, no two calls' results were alike)."""
-    from langchain_core.messages import ToolMessage
+    ToolMessage = pytest.importorskip("langchain_core.messages").ToolMessage  # not in `make test-python`'s venv
 
     tracer, _processor, _exporter = rig()
     ran = 0

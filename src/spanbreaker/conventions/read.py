@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..fingerprint import SIMILARITY_CHARS, canonical_args, digest, is_empty_result, sample
-from ..signals import AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
+from ..signals import OPENING_CHARS, AgentRun, ModelCall, ToolCall, as_count, as_float, as_str, pick, text_key
 from . import exception_class, ledger, tool_text
 from . import frameworks as fw
 from . import genai as ga
@@ -206,11 +206,12 @@ def model_start(name: str, attributes: Mapping[str, Any], cap: int, history: boo
         raw = attributes.get(ga.INPUT_MESSAGES)
         if type(raw) is not str:
             return ModelCall(model, None, 0, 0)
-        return ModelCall(model, None, len(raw), ga.history_messages(raw, cap) if history else 0)
+        return ModelCall(model, None, len(raw), ga.history_messages(raw, cap) if history else 0,
+                         raw[:OPENING_CHARS])
     count = 0
     if history and raw.find(fw.HISTORY_MARKER, 0, cap) >= 0:  # bounded scan, no copy of the prompt
         count = fw.history_messages(raw, cap)
-    return ModelCall(model, None, len(raw), count)  # positional: cheaper than keywords on the hot path
+    return ModelCall(model, None, len(raw), count, raw[:OPENING_CHARS])  # positional: cheaper than keywords
 
 
 def _positive_count(value: Any) -> int:
@@ -266,10 +267,12 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) 
         raw = get(oi.INPUT)
         if isinstance(raw, str):
             call.input_chars = len(raw)
+            call.opening = raw[:OPENING_CHARS]
         else:
             raw = get(ga.INPUT_MESSAGES)  # pydantic-ai sets the messages sent only when the span ends
             if isinstance(raw, str) and raw:
                 call.input_chars = len(raw)
+                call.opening = raw[:OPENING_CHARS]
                 if call.first_in_scope:  # judged at an agent's first model call only (model_start)
                     call.history_messages = ga.history_messages(raw, cap)
                 call.input_at_end = True

@@ -53,3 +53,22 @@ def text_error(output: str) -> str | None:
     if output.find("command not found", 0, HEAD_CHARS) >= 0 and _NOT_FOUND.search(output, 0, HEAD_CHARS):
         return "CommandNotFound"
     return None
+
+
+_WAITING = re.compile(
+    r"no new output"  # OpenHands: "[The command has no new output after 30 seconds. You may wait longer ...]"
+    r"|\bstill (?:running|in progress|pending|queued|processing|executing|building)\b"
+    r"|\b(?:not|n't) (?:yet )?(?:finished|complete|completed|done|ready)\b"
+    r"""|["']?\b(?:status|state)["']?\s*[:=]\s*["']?(?:running|queued|in[ _-]progress|processing|starting)\b""",
+    re.IGNORECASE)
+"""Fixed phrases only. A bare ``pending`` status is left out: an order or a payment is "pending" until someone acts,
+and fetching it again changes nothing (a retail agent's loop); "still pending" says a wait."""
+
+
+def waiting(sample: str) -> bool:
+    """Whether a result (its sample: head and tail) says the work it looks at is still under way: a command still
+    running with no new output yet, a job running or queued, a resource not ready yet. The same call answered so
+    again and again is an agent polling, not a loop; the detectors of repetition give it room (three times their
+    limit, as a polling tool on the allowlist gets from ``tool_streak``) and a wait that never ends is still stopped.
+    Read only where a repetition is about to count, never per call."""
+    return _WAITING.search(sample) is not None

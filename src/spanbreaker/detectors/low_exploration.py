@@ -2,7 +2,8 @@
 
 The echo loop: search -> summarise -> search over the same facts. Each call resembles an earlier one of the
 same tool in both arguments and result. One genuinely new call (a new file edited, a new source reached)
-resets the count, so long healthy runs never accumulate.
+resets the count, so long healthy runs never accumulate. Calls answering that the work they look at is still under
+way (:func:`~spanbreaker.conventions.tool_text.waiting`) are polling: three times the window.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ class LowExploration(Detector):
         if not self.no_polling_tools and self.config.is_polling_tool(call.name):
             return None
         window = self.config.exploration_window
+        if observation.stale_run >= max(2, window - 2) and observation.polling():
+            window *= 3
         if observation.stale_run >= window:
             return self.trip(f"{observation.stale_run} tool calls in a row brought no new query and no new result",
                              calls_without_novelty=observation.stale_run, window=window, last_tool=call.name)

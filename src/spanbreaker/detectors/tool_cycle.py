@@ -6,7 +6,9 @@ alternates), so ``tool_repeat`` sees a change between its repeats and never coun
 agent is going round a closed loop: the last ``k`` calls, with their results, are the ``k`` before them, for
 ``cycle_repeats`` rounds. Only exact calls and exact results count (a page further on, a count that moved, an
 edit that differs make a round different), a sequence of one repeated call is ``tool_repeat``'s, and a cycle
-made inside one model turn (a batch) is not counted. Polling tools on the allowlist never enter a cycle.
+made inside one model turn (a batch) is not counted. Polling tools on the allowlist never enter a cycle, nor does a
+round in which a call answers that the work it looks at is still under way (waiting on a build while reading its
+log: :func:`~spanbreaker.conventions.tool_text.waiting`; ``tool_repeat`` bounds such a wait).
 
 State: per agent scope, the last ``4 x cycle_repeats`` (call, result) keys, model turns and tool names, as
 tuples (ints, and the names the calls already hold).
@@ -53,6 +55,8 @@ class ToolCycle(Detector):
             last = keys[size - period:]
             if len(set(last)) < 2 or keys[size - span_len:] != last * rounds:
                 continue
+            if scope.tools.polling():
+                return None  # a round that waits on work under way: polling
             following = names[size - period]  # the call that opens the next round (the one a steer fails)
             return self.trip(
                 f"the same {period} calls came round {rounds} times with the same results "

@@ -7,7 +7,10 @@ recorded is unknown and never counts. Re-running tests after an edit does not co
 world); neither does pagination (each page is a different call) nor a call whose result changed. Repeats are
 counted once per model turn (see :mod:`spanbreaker.progress`): a batch of identical calls in one turn, or a tool
 retried by its own wrapper, is one decision; the model asking again after seeing the same answer is the loop. Polling
-tools on the allowlist are exempt (``tool_streak`` still bounds them).
+tools on the allowlist are exempt (``tool_streak`` still bounds them). A call whose answer says the work it looks at
+is still under way (OpenHands' "no new output after 30 seconds", a job's ``"status": "pending"``:
+:func:`~spanbreaker.conventions.tool_text.waiting`) is polling with any tool, and so are the calls repeated while it
+waits (the build log read again): three times the limit (:meth:`~spanbreaker.progress.ToolHistory.polling`).
 """
 
 from __future__ import annotations
@@ -45,8 +48,15 @@ class ToolRepeat(Detector):
         if not self.no_polling_tools and config.is_polling_tool(call.name):
             return None
         limit = (None if self.no_polling_tools else config.policy_for(call.name).repeat_max) or config.tool_repeat_max
+        if repeats < limit - 1:
+            return None  # the common case: neither a warning nor a trip yet
+        polling = scope.tools.polling(call.key)
+        if polling:
+            limit *= 3
         if repeats >= limit:
-            evidence = {"across_processes": True} if shared else {}
+            evidence: dict[str, object] = {"across_processes": True} if shared else {}
+            if polling:
+                evidence["polling"] = True
             return self.trip(
                 f"{call.name} called {repeats + 1} times with identical arguments and identical results, "
                 f"nothing changed in between{' (counted across the processes of this trace)' if shared else ''}",
@@ -58,3 +68,5 @@ class ToolRepeat(Detector):
             return self.warn(f"{call.name} repeated {repeats} times without progress", tool=call.name,
                              identical_calls=repeats + 1, limit=limit)
         return None
+
+
