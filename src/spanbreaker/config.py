@@ -106,7 +106,8 @@ class BreakerConfig:
     tool output text (a command's usage line, an edit the linter rejected, Instructor's re-ask of a structured
     output that failed its schema): an agent fixing its edit's indentation four times is slow, not stuck."""
     validation_failure_max: int = field(default=3, metadata=_int(1, doc="failed validations"))
-    """Structured outputs that failed validation in one trace or session."""
+    """Structured outputs that failed validation in a row: one agent's in a trace, or a session's (a run that
+    validates starts the count again)."""
 
     # --- context ----------------------------------------------------------------------------------------
     context_jump_tokens: int = field(default=50_000, metadata=_int(1, doc="tokens"))

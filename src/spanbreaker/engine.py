@@ -555,6 +555,9 @@ class BreakerEngine:
                         if len(self._sessions) > MAX_SESSIONS:
                             self._sessions.popitem(last=False)
                         signal.session_failures = count
+                    elif signal.session and signal.error is None and self._sessions:
+                        # a run that ended cleanly: the session's failures are no longer in a row (validation_failures)
+                        self._sessions.pop(signal.session, None)
                     if len(entry.chain) >= 2:
                         caller = trace.scope(entry.chain[-2])
                         caller.delegations.record(ToolCall(

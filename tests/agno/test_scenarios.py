@@ -229,6 +229,16 @@ def test_failures_across_runs_of_one_session_are_recorded(env: AgnoEnv) -> None:
     assert record is not None and record.detector == "validation_failures"
 
 
+def test_a_long_session_whose_output_fails_now_and_then_is_never_stopped(env: AgnoEnv) -> None:
+    """Two failed runs, a valid one, and again, nine runs of one session: failures never three in a row."""
+    agent = forecaster([{"content": "it is warm"}, {"content": "no idea"}, {"content": VALID}] * 3)
+    outputs = [agent.run("weather in Paris", session_id="s-chat") for _ in range(9)]
+    assert [isinstance(output.content, Weather) for output in outputs] == [False, False, True] * 3
+    assert [trip_record(output) for output in outputs] == [None] * 9
+    assert env.tripped() == []
+    env.assert_nothing_lost()
+
+
 @pytest.mark.parametrize("mode", ["sync", "astream"])
 def test_retry_loop_in_one_trace_is_refused_before_the_model(env: AgnoEnv, mode: str) -> None:
     """An application retrying inside its own span: the run after the third failure is vetoed at its start.

@@ -643,6 +643,31 @@ def test_validation_failures_counted_per_session_across_traces(harness: Harness)
     assert tripped(harness) == "validation_failures"
 
 
+def test_validation_failures_quiet_on_a_long_session_whose_output_fails_now_and_then(harness: Harness) -> None:
+    """A chat session lives for hours: two failures, a valid answer, two failures, ... is never a retry loop."""
+    for n in range(12):
+        with harness.agent(name="extractor", **{"session.id": "s-3"}) as span:
+            harness.llm()
+            if n % 3 < 2:
+                span.set_attribute("spanbreaker.validation_failed", True)
+            else:
+                span.set_attribute("output.value", '{"city": "Paris"}')
+    assert harness.trips == []
+
+
+def test_validation_failures_in_a_row_are_counted_per_agent_within_a_trace(harness: Harness) -> None:
+    """Another agent's valid output between two failures of the extractor does not break the extractor's run."""
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent(name="team"):
+        for n in range(3):
+            with harness.agent(name="extractor", task=f"doc {n}") as span:
+                harness.llm()
+                span.set_attribute("spanbreaker.validation_failed", True)
+            with harness.agent(name="summariser", task=f"doc {n}") as span:  # the third is refused at its start
+                harness.llm()
+                span.set_attribute("output.value", "fine")
+    assert (caught.value.detector, caught.value.evidence["agent"]) == ("validation_failures", "extractor")
+
+
 def test_validation_quiet_when_outputs_validate(harness: Harness) -> None:
     for _ in range(6):
         with harness.agent(name="extractor", **{"session.id": "s-2"}) as span:
