@@ -8,6 +8,7 @@ through a real SDK provider. The point under test: a call whose arguments or res
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -165,6 +166,41 @@ def test_session_history_in_input_messages_trips_session_bloat(at_start: bool) -
         chat(tracer, [message("system", "Be brief."), *history, message("user", "And now?")], at_start=at_start)
         chat(tracer, [message("user", "next")], at_start=at_start)  # vetoed when the first call decided at its end
     assert caught.value.detector == "session_bloat" and caught.value.evidence["history_messages"] == 250
+
+
+def legacy_chat(tracer: Any, first: str, tokens: int) -> None:
+    """OpenLLMetry's record of a chat call: the prompt flattened (``gen_ai.prompt.<i>.*``), no request text."""
+    with tracer.start_as_current_span("openai.chat", attributes={"llm.request.type": "chat",
+                                                                 "gen_ai.request.model": "gpt-4o"}) as span:
+        span.set_attribute("gen_ai.prompt.0.role", "system")
+        span.set_attribute("gen_ai.prompt.0.content", first)
+        span.set_attribute("gen_ai.usage.input_tokens", tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", 10)
+
+
+@pytest.mark.parametrize("record", ["input-messages-at-end", "flattened-prompt"])
+@pytest.mark.parametrize(("second", "trips"), [("Answer from the report below.", False),
+                                               ("Classify the question.", True)])
+def test_a_reported_jump_is_judged_within_one_conversation(record: str, second: str, trips: bool) -> None:
+    """Token counts reported at the end: a short routing call, then a long-document call opening with another
+    message, is two conversations; the same opening growing 60k tokens is the jump."""
+    tracer, _processor, exporter = rig()
+    calls = [("Classify the question.", 100), (second, 60_000)]
+    with contextlib.ExitStack() as stack:
+        if trips:
+            caught = stack.enter_context(pytest.raises(spanbreaker.Tripped))
+        stack.enter_context(agent(tracer))
+        for number, (first, tokens) in enumerate(calls):
+            if record == "flattened-prompt":
+                legacy_chat(tracer, first, tokens)
+            else:
+                chat(tracer, [message("system", first), message("user", f"call {number}")], at_start=False,
+                     tokens=tokens)
+        legacy_chat(tracer, "next", 100)  # vetoed when the second call tripped at its end
+    if trips:
+        assert caught.value.detector == "context_growth" and caught.value.evidence["source"] == "reported"
+    else:
+        assert not any(k.startswith("spanbreaker.") for s in exporter.get_finished_spans() for k in s.attributes or {})
 
 
 def test_a_short_conversation_is_not_session_bloat() -> None:

@@ -39,11 +39,15 @@ NAME = "openllmetry"
 KEYS: dict[str, str] = {
     "cache_read_tokens": "gen_ai.usage.cache_read_input_tokens",
     "cache_write_tokens": "gen_ai.usage.cache_creation_input_tokens",
+    "first_prompt": "gen_ai.prompt.0.content",
 }
 """Its older names for a prompt's cached part (0.4x releases; later ones write the GenAI names). The records are read
 under the GenAI keys (:mod:`.genai`), as the instrumentor sets them."""
 CACHE_READ_TOKENS = KEYS["cache_read_tokens"]
 CACHE_WRITE_TOKENS = KEYS["cache_write_tokens"]
+FIRST_PROMPT = KEYS["first_prompt"]
+"""The first message of a model call's prompt, flattened (``gen_ai.prompt.<i>.content``): which conversation the call
+belongs to where no request text is on the span (``context_growth``)."""
 
 TOOL_INPUT = '{"input_str": '
 """How the instrumentor's record of a tool call's input begins."""

@@ -276,6 +276,10 @@ def fill_model_result(call: ModelCall, attributes: Mapping[str, Any], cap: int) 
                 if call.first_in_scope:  # judged at an agent's first model call only (model_start)
                     call.history_messages = ga.history_messages(raw, cap)
                 call.input_at_end = True
+    if call.opening is None:
+        raw = get(ol.FIRST_PROMPT)  # OpenLLMetry's flattened prompt: no request text, its first message
+        if type(raw) is str:
+            call.opening = raw[:OPENING_CHARS]
 
 
 # ------------------------------------------------------------------------------------------------ agents

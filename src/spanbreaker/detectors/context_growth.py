@@ -72,7 +72,7 @@ class ContextGrowth(Detector):
 
     def model_end(self, trace: TraceState, scope: AgentScope, span: OpenSpan, call: ModelCall) -> Finding | None:
         slots = scope.slots
-        if call.input_at_end:  # the messages came with the span's end: the next call is judged against them
+        if call.opening is not None:  # perhaps known only now (the span's end): the next call is judged against it
             slots[_OPENING] = call.opening
         tokens = call.prompt_tokens
         if tokens is None:
