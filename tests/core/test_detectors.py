@@ -479,6 +479,19 @@ def test_context_growth_trips_when_the_same_conversation_jumps(harness: Harness,
     assert caught.value.detector == "context_growth"
 
 
+def test_context_growth_trips_on_a_stored_conversation_that_sends_only_the_new_items(harness: Harness) -> None:
+    """The Responses API continuing a stored conversation (``previous_response_id``) sends the new items only: no
+    first message to tell the conversation by, so the jump counts as before."""
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():
+        with harness.step(1):
+            harness.llm(input_value=json.dumps({"input": "Summarise data.csv", "model": "gpt-4o"}))
+        with harness.step(2):
+            harness.llm(input_value=json.dumps({"input": [{"type": "function_call_output", "call_id": "call_1",
+                                                           "output": "row,value\n" * 40_000}],
+                                                "previous_response_id": "resp_1", "model": "gpt-4o"}))
+    assert caught.value.detector == "context_growth"
+
+
 def test_context_growth_quiet_on_steady_growth_over_a_long_run(harness: Harness) -> None:
     with harness.agent():
         for n in range(1, 31):

@@ -35,19 +35,28 @@ _OPENING_BEFORE = "context_growth.opening_before"
 """Slot: the opening of the call before it, what a reported jump of the latest call is judged against."""
 
 
-def conversation(opening: str) -> str:
+def conversation(opening: str) -> str | None:
     """What identifies the conversation a model call's messages belong to: the start of the first message's text,
-    digits left out (a system prompt that states the time or a counter is still the same conversation); the head
-    of the messages when no message text is found in it."""
-    found = _FIRST_TEXT.search(opening)
-    text = found.group(1) if found is not None else opening[:CONVERSATION_CHARS]
+    digits left out (a system prompt that states the time or a counter is still the same conversation). A prompt
+    in plain text is its own first message. None when a request in JSON shows no message text in its opening (the
+    Responses API continuing a stored conversation sends only the new items): which conversation is unknown."""
+    if opening.startswith(("{", "[")):
+        found = _FIRST_TEXT.search(opening)
+        if found is None:
+            return None
+        text = found.group(1)
+    else:
+        text = opening[:CONVERSATION_CHARS]
     return text.translate(_NO_DIGITS)
 
 
 def new_conversation(before: str | None, opening: str | None) -> bool:
     """Whether the call whose messages open with ``opening`` starts another conversation than the call before it
-    (False when either call's messages are unknown)."""
-    return before is not None and opening is not None and conversation(before) != conversation(opening)
+    (False when either conversation is unknown)."""
+    if before is None or opening is None:
+        return False
+    first, second = conversation(before), conversation(opening)
+    return first is not None and second is not None and first != second
 
 
 class ContextGrowth(Detector):
