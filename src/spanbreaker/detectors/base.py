@@ -17,6 +17,10 @@ from ..signals import AgentRun, ModelCall, StepEnd, ToolCall
 from ..tracestate import AgentScope, OpenSpan, Totals, TraceState
 from ..verdict import Action
 
+POLLING_ROOM = 3
+"""A poll (a tool on the allowlist, or a call waiting on work under way) gets this many times a repetition
+detector's limit: a wait takes longer than a loop needs to show, and a wait that never ends is still stopped."""
+
 
 @dataclass(frozen=True, slots=True)
 class Quiet:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..signals import ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
-from .base import Detector, Finding
+from .base import POLLING_ROOM, Detector, Finding
 
 
 class LowExploration(Detector):
@@ -25,7 +25,7 @@ class LowExploration(Detector):
             return None
         window = self.config.exploration_window
         if observation.stale_run >= max(2, window - 2) and observation.polling():
-            window *= 3
+            window *= POLLING_ROOM
         if observation.stale_run >= window:
             return self.trip(f"{observation.stale_run} tool calls in a row brought no new query and no new result",
                              calls_without_novelty=observation.stale_run, window=window, last_tool=call.name)

@@ -8,7 +8,7 @@ world); neither does pagination (each page is a different call) nor a call whose
 counted once per model turn (see :mod:`spanbreaker.progress`): a batch of identical calls in one turn, or a tool
 retried by its own wrapper, is one decision; the model asking again after seeing the same answer is the loop. Polling
 tools on the allowlist are exempt (``tool_streak`` still bounds them). A call whose answer says the work it looks at
-is still under way (OpenHands' "no new output after 30 seconds", a job's ``"status": "pending"``:
+is still under way (OpenHands' "no new output after 30 seconds", a job's ``"status": "running"``:
 :func:`~spanbreaker.conventions.tool_text.waiting`) is polling with any tool, and so are the calls repeated while it
 waits (the build log read again): three times the limit (:meth:`~spanbreaker.progress.ToolHistory.polling`).
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 from ..conventions.read import args_fingerprint
 from ..signals import ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
-from .base import Detector, Finding
+from .base import POLLING_ROOM, Detector, Finding
 
 
 class ToolRepeat(Detector):
@@ -52,7 +52,7 @@ class ToolRepeat(Detector):
             return None  # the common case: neither a warning nor a trip yet
         polling = scope.tools.polling(call.key)
         if polling:
-            limit *= 3
+            limit *= POLLING_ROOM
         if repeats >= limit:
             evidence: dict[str, object] = {"across_processes": True} if shared else {}
             if polling:
@@ -68,5 +68,3 @@ class ToolRepeat(Detector):
             return self.warn(f"{call.name} repeated {repeats} times without progress", tool=call.name,
                              identical_calls=repeats + 1, limit=limit)
         return None
-
-

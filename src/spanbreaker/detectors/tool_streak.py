@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..signals import ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
-from .base import Detector, Finding
+from .base import POLLING_ROOM, Detector, Finding
 
 
 class ToolStreak(Detector):
@@ -26,7 +26,7 @@ class ToolStreak(Detector):
         else:
             limit = config.policy_for(call.name).streak_max or config.tool_streak_max
             if config.is_polling_tool(call.name):
-                limit *= 3
+                limit *= POLLING_ROOM
         count = streak.unhelpful_streak
         if count >= limit:
             return self.trip(f"{call.name} called {count} times in a row with only empty or error results",
