@@ -6,7 +6,8 @@ design: a successful run past it would be stopped short of success. Figures come
 the way the breaker reads them (``fill_model_result`` and ``call_cost``, so a call's cost is the one the breaker would
 count: the span's reported cost, else its tokens priced by genai-prices), counted over every span of a trace as the
 budgets are (a trace's agents together). Model calls counted once per call, as the engine does (an LLM span inside
-another LLM span is the same call seen by a lower layer).
+another LLM span is the same call seen by a lower layer). A cost depends on the model that made the run, so each run
+is also priced at the dearest list price in wide use (``at list price``): the cost default must hold that too.
 
     python benchmarks/budget_headroom.py [PATH ...]
 
@@ -31,7 +32,10 @@ from spanbreaker.replay import Problem, RecordedTrace
 from spanbreaker.replay.readers import read_traces
 from spanbreaker.signals import Kind, ModelCall, classify
 
-FIGURES = ("tokens", "model calls", "tool calls", "cost USD")
+FIGURES = ("tokens", "model calls", "tool calls", "cost USD", "at list price")
+DEAREST_PER_MILLION = (15.0, 75.0)
+"""The dearest list price in wide use, USD per million input / output tokens (o1, Claude Opus 4.1): the cost budget's
+default must hold a healthy run whatever model made it, so each run is also priced as if this one had."""
 
 
 @dataclass
@@ -49,7 +53,7 @@ class Largest:
 def figures(trace: RecordedTrace) -> dict[str, float]:
     """A trace's tokens, model calls, tool calls and cost, as the breaker's budgets count them."""
     kinds = {span.span_id: classify(span.name, span.attributes) for span in trace.spans}
-    tokens, models, tools, cost = 0, 0, 0, 0.0
+    tokens, models, tools, cost, prompt, completion = 0, 0, 0, 0.0, 0, 0
     for span in trace.spans:
         kind = kinds[span.span_id]
         if kind is Kind.TOOL:
@@ -60,7 +64,11 @@ def figures(trace: RecordedTrace) -> dict[str, float]:
             fill_model_result(call, span.attributes, 4096)
             tokens += call.tokens
             cost += call_cost(call)
-    return {"tokens": tokens, "model calls": models, "tool calls": tools, "cost USD": cost}
+            prompt += call.prompt_tokens or 0
+            completion += call.completion_tokens or 0
+    at_list_price = (prompt * DEAREST_PER_MILLION[0] + completion * DEAREST_PER_MILLION[1]) / 1e6
+    return {"tokens": tokens, "model calls": models, "tool calls": tools, "cost USD": cost,
+            "at list price": at_list_price}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,18 +80,27 @@ def main(argv: list[str] | None = None) -> int:
     problems: list[Problem] = []
     successful: dict[str, Largest] = {}
     every: dict[str, Largest] = {}
+    config = spanbreaker.BreakerConfig()
+    limits = sorted({25.0, 50.0, config.max_cost_usd})
+    """Cost budgets to count successful runs against (the default, and the earlier default of $25)."""
+    over: dict[str, list[int]] = {}
+    """Per corpus, successful runs: all, then those priced at the dearest list price at or over each of ``limits``."""
     for trace in read_traces(paths, problems.append):
         corpus, task, success, _end, _budget = labels(trace)
         counted = figures(trace)
         every.setdefault(corpus, Largest()).add(task, counted)
         if success is True:
             successful.setdefault(corpus, Largest()).add(task, counted)
-    config = spanbreaker.BreakerConfig()
+            runs = over.setdefault(corpus, [0] * (1 + len(limits)))
+            runs[0] += 1
+            for index, limit in enumerate(limits, 1):
+                runs[index] += counted["at list price"] >= limit
     defaults = {"tokens": config.max_tokens, "model calls": config.max_model_calls,
-                "tool calls": config.max_tool_calls, "cost USD": config.max_cost_usd}
+                "tool calls": config.max_tool_calls, "cost USD": config.max_cost_usd,
+                "at list price": config.max_cost_usd}
 
     def shown(value: float, name: str) -> str:
-        return f"${value:,.2f}" if name == "cost USD" else f"{value:,.0f}"
+        return f"${value:,.2f}" if name in ("cost USD", "at list price") else f"{value:,.0f}"
 
     print(f"{'corpus':<36} " + " ".join(f"{name + ' (ok / all)':>28}" for name in FIGURES))
     for corpus in sorted(every):
@@ -99,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
         headroom = f"{defaults[name] / value:.1f}x" if value else "-"
         print(f"{name:<12} default {shown(defaults[name], name):>12}; largest successful run {shown(value, name):>12} "
               f"({corpus}, {task}): headroom {headroom}")
+    print(f"\nsuccessful runs priced at ${DEAREST_PER_MILLION[0]:g} / ${DEAREST_PER_MILLION[1]:g} per million input / "
+          f"output tokens, at or over a cost budget of {' / '.join(f'${limit:g}' for limit in limits)}:")
+    for corpus, runs in sorted(over.items()):
+        print(f"  {corpus:<34} {' / '.join(str(n) for n in runs[1:])} of {runs[0]}")
     for problem in problems[:10]:
         print(f"input problem: {problem}", file=sys.stderr)
     return 0
