@@ -55,6 +55,23 @@ def test_single_pretty_printed_request_and_a_trace_split_over_lines(tmp_path: Pa
     assert _shape(split[0]) == _shape(whole[0])
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_trace_written_root_first_over_many_lines_is_one_trace(tmp_path: Path, jobs: int) -> None:
+    """A converter or exporter writing spans as they start (the root first, then its children, one span or a few per
+    line) is read as the Collector's batches are: a trace is handed on once a line brings none of its spans, not as
+    soon as its root is in (which split it into its root and a fragment per later line, and lost its verdict)."""
+    from spanbreaker.replay import replay
+
+    looping, healthy = t.looping("first"), t.healthy("second")
+    whole = t.write_lines(tmp_path / "whole.jsonl", [t.request(looping), t.request(healthy)])
+    by_span = t.write_lines(tmp_path / "by_span.jsonl", [t.request([span]) for span in looping + healthy])
+    split, problems = _read(by_span)
+    assert problems == [] and [len(tr.spans) for tr in split] == [len(looping), len(healthy)]
+    expected = [(r.trace_id, r.tripped, r.detector, r.step_index) for r in replay([whole])]
+    assert expected[0][1] and not expected[1][1]
+    assert [(r.trace_id, r.tripped, r.detector, r.step_index) for r in replay([by_span], jobs=jobs)] == expected
+
+
 def test_jaeger_json_reads_like_otlp(tmp_path: Path) -> None:
     spans = t.looping("jaeger")
     path = tmp_path / "jaeger.json"

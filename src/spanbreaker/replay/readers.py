@@ -719,7 +719,10 @@ def _read_error(exc: Exception) -> str:
 
 
 class _Grouper:
-    """Collects spans per trace and hands a trace on once its root is in and its line is done.
+    """Collects spans per trace and hands a trace on once its root is in and a line after it brought none of its
+    spans. The Collector writes a span when it ends, so a trace's root comes last and the next line completes it; a
+    converter or exporter that writes spans as they start puts the root first, and the lines after it still belong
+    to the trace (handed on at its root's line, such a trace was cut into its root and a fragment per later line).
 
     A trace whose root never comes (a service whose local roots have remote parents, a cut recording) would be
     held to the end of the file; past :data:`MAX_HELD_SPANS` held spans the traces held longest are handed on as
@@ -732,7 +735,9 @@ class _Grouper:
         self.shard = shard
         self.traces: dict[int, RecordedTrace] = {}
         """Held traces, in the order their first span was read."""
-        self.rooted: set[int] = set()
+        self.rooted: dict[int, int] = {}
+        """Held traces whose root is in: the number of spans each held when the last line ended (-1 when its root
+        came in this line), which tells whether this line brought more, without any work per span."""
         self.full: set[int] = set()
         self.order: dict[int, tuple[int, int]] = {}
         """Per held trace, where it was first read: (line, position of the span in the line's spans, counting
@@ -762,13 +767,24 @@ class _Grouper:
             return
         trace.spans.append(span)
         self.held += 1
-        if span.parent_id is None:
-            self.rooted.add(span.trace_id)
+        if span.parent_id is None and span.trace_id not in self.rooted:
+            self.rooted[span.trace_id] = -1
 
     def complete(self, line: int) -> Iterator[RecordedTrace]:
-        """The traces whose root is in; then, while too many spans are held, the traces held longest."""
-        for trace_id in sorted(self.rooted, key=self.order.__getitem__):
-            yield self._pop(trace_id, line)
+        """After ``line`` (any line read, a skipped one included, so that every ``--jobs`` worker hands a trace on
+        at the same line): the traces whose root is in and to which this line added no span; then, while too many
+        spans are held, the traces held longest."""
+        rooted = self.rooted
+        if rooted:
+            done = []
+            for trace_id, counted in rooted.items():
+                held = len(self.traces[trace_id].spans)
+                if held == counted:
+                    done.append(trace_id)
+                else:
+                    rooted[trace_id] = held
+            for trace_id in sorted(done, key=self.order.__getitem__):
+                yield self._pop(trace_id, line)
         while self.held > MAX_HELD_SPANS and self.traces:
             if not self.overflowed:
                 self.overflowed = True
@@ -778,7 +794,7 @@ class _Grouper:
             yield self._pop(next(iter(self.traces)), line)
 
     def _pop(self, trace_id: int, line: int) -> RecordedTrace:
-        self.rooted.discard(trace_id)
+        self.rooted.pop(trace_id, None)
         self.full.discard(trace_id)
         trace = self.traces.pop(trace_id)
         trace.order = (line, *self.order.pop(trace_id))
@@ -791,6 +807,7 @@ class _Grouper:
             yield trace
         self.traces.clear()
         self.order.clear()
+        self.rooted.clear()
         self.held = 0
 
 
@@ -832,8 +849,9 @@ def read_file(path: Path, note: ProblemSink, progress: Callable[[int], None] | N
             for line_no, data in lines:
                 if data is None:
                     note(Problem(name, line_no, f"line longer than {limit:,} bytes; skipped"))
-                elif not data.isspace() and (shard is None or not _other_shards_only(data, shard)):
-                    _add_line(grouper, data, name, line_no, note, shard)
+                elif not data.isspace():
+                    if shard is None or not _other_shards_only(data, shard):
+                        _add_line(grouper, data, name, line_no, note, shard)
                     yield from grouper.complete(line_no)
                 if progress is not None:
                     progress(raw.tell())
