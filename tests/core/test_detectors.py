@@ -415,6 +415,19 @@ def test_error_loop_without_steps_trips_on_model_turns_failing_alike() -> None:
     assert len(ran) == 5  # turn 0 (its failure ended clean), then turns 1-4; turn 5's model call is the one blocked
 
 
+def test_error_loop_starts_each_run_of_an_agent_afresh() -> None:
+    """A chat traced as one trace, one run of the agent per user message: a failed lookup in each run, with the
+    agent's reply between, is not a streak. Within one run, the turns failing alike still are (the test above)."""
+    h = only("error_loop")
+    with h.tracer.start_as_current_span("chat"):
+        for message in range(6):
+            with h.agent(name="Support", task=f"where is order W10{message}?"):
+                h.llm()
+                h.tool("find_order", {"order_id": f"W10{message}"}, error=LookupError("order not found"))
+                h.llm()  # the reply to the customer
+    assert h.trips == []
+
+
 # ------------------------------------------------------------------------------------------- format_loop
 def test_format_loop_trips_on_unparsable_output_step_after_step(harness: Harness) -> None:
     with pytest.raises(spanbreaker.Tripped) as caught, harness.agent():

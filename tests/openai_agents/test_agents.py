@@ -172,3 +172,47 @@ def test_a_steer_reaches_the_model_as_the_calls_output(make_env: Any) -> None:
     assert [s.name for s in steered] == ["search"]
     assert env.processor.stats.trips == 0 and env.processor.stats.internal_errors == 0
     env.assert_nothing_lost()
+
+
+# ------------------------------------------------------------------------------------------ a conversation
+ORDERS = ["W1001", "W1002", "W1003", "W1004", "W1005"]
+"""The order numbers a customer tries in turn, none of them known (a support chat, one run per message)."""
+
+
+def support_agent(env: Rig) -> Agent[Any]:
+    @function_tool
+    def find_order(order_id: str) -> str:
+        """Look an order up."""
+        env.tool_bodies.append(order_id)
+        raise LookupError(f"order {order_id} not found")
+
+    def script(results: int, items: list[Any]) -> Any:
+        """Each user message: look its order up; the failure back: ask the customer to check the number."""
+        last = items[-1] if items else {}
+        if isinstance(last, dict) and last.get("type") == "function_call_output":
+            return "I could not find that order. Could you check the number?"
+        asked = next(word.rstrip("?") for word in str(last.get("content")).split() if word[1:2].isdigit())
+        return [("find_order", {"order_id": asked})]
+
+    return Agent(name="Support agent", instructions="Help the customer.", tools=[find_order],
+                 model=ScriptedModel(script))
+
+
+def test_a_conversation_in_one_trace_is_not_an_error_loop(env: Rig) -> None:
+    """A chat grouped into one trace (the SDK's ``trace()`` around one run per user message, as its docs suggest):
+    each message brings a new order number, the lookup fails alike, and the agent replies to the customer: each
+    message is a new run of the agent, so the failures are not in a row (here the reply's ``turn`` span, a clean
+    step, ended them already; the same chat without step spans: ``tests/pydantic_ai/test_agents.py``)."""
+    from agents import trace as sdk_trace
+
+    agent = support_agent(env)
+    history: list[Any] = []
+    with sdk_trace("Support chat"):
+        for order in ORDERS:
+            result = Runner.run_sync(agent, [*history, {"role": "user", "content": f"Where is my order {order}?"}],
+                                     max_turns=10)
+            history = result.to_input_list()
+    assert env.tool_bodies == ORDERS
+    assert len({span.context.trace_id for span in env.spans()}) == 1
+    env.assert_quiet()
+    env.assert_nothing_lost()
