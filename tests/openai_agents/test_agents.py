@@ -200,9 +200,9 @@ def support_agent(env: Rig) -> Agent[Any]:
 
 def test_a_conversation_in_one_trace_is_not_an_error_loop(env: Rig) -> None:
     """A chat grouped into one trace (the SDK's ``trace()`` around one run per user message, as its docs suggest):
-    each message brings a new order number, the lookup fails alike, and the agent replies to the customer: each
-    message is a new run of the agent, so the failures are not in a row (here the reply's ``turn`` span, a clean
-    step, ended them already; the same chat without step spans: ``tests/pydantic_ai/test_agents.py``)."""
+    each message brings a new order number, the lookup fails alike, and the agent replies to the customer. The SDK
+    records each model turn as a ``turn`` span, a step: the reply's step ended clean, so the failures are not in a
+    row. (A framework without step spans counts them in a row: BENCHMARKS.md, session 26.)"""
     from agents import trace as sdk_trace
 
     agent = support_agent(env)

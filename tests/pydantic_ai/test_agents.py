@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai import Agent, ModelRetry, UsageLimits
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, UserPromptPart
+from pydantic_ai.messages import ModelMessage, ModelResponse, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import spanbreaker
@@ -201,25 +201,18 @@ def test_a_steer_reaches_the_model_as_the_calls_answer(make_env: Any) -> None:
     env.assert_nothing_lost()
 
 
-# ------------------------------------------------------------------------------------------ a conversation
+# ------------------------------------------------------------------------------------------ failed lookups
 ORDERS = ["W1001", "W1002", "W1003", "W1004", "W1005"]
-"""The order numbers a customer tries in turn, none of them known (a support chat, one run per message)."""
+"""Order numbers tried in turn, none of them known."""
 
 
-def support_agent(env: Rig, reply: bool) -> Agent[None, str]:
-    """Looks each message's order up; with ``reply``, tells the customer when the lookup failed (the run ends and
-    the customer's next message comes), else tries the next number itself."""
+def lookup_agent(env: Rig) -> Agent[None, str]:
+    """Tries one order number after another, each lookup failing alike (``ModelRetry``: the model reads why)."""
     tried: list[str] = []
 
     def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        asked = isinstance(messages[-1].parts[-1], UserPromptPart)  # else the lookup's failure came back
-        if reply and not asked:
-            return ModelResponse(parts=[TextPart("I could not find that order. Could you check the number?")])
-        order = ORDERS[len(tried)] if not reply else next(
-            word.rstrip("?") for part in messages[-1].parts for word in str(getattr(part, "content", "")).split()
-            if word[1:2].isdigit())
-        tried.append(order)
-        return ModelResponse(parts=[ToolCallPart("find_order", {"order_id": order})])
+        tried.append(ORDERS[len(tried)])
+        return ModelResponse(parts=[ToolCallPart("find_order", {"order_id": tried[-1]})])
 
     agent = Agent(FunctionModel(script, model_name="scripted-fn"), name="support_agent", retries=10)
 
@@ -232,28 +225,12 @@ def support_agent(env: Rig, reply: bool) -> Agent[None, str]:
     return agent
 
 
-def test_a_conversation_in_one_trace_is_not_an_error_loop(env: Rig) -> None:
-    """A support chat in one trace (the application's span around one run per customer message): each message
-    brings a new order number, the lookup fails alike, and the agent replies to the customer. pydantic-ai records no
-    step spans, so each failed lookup was a failed step, and the fourth message tripped error_loop. Each message is a
-    new run of the agent, which starts with no streak."""
-    agent = support_agent(env, reply=True)
-    history: list[ModelMessage] = []
-    with env.provider.get_tracer("support-app").start_as_current_span("support chat"):
-        for order in ORDERS:
-            result = agent.run_sync(f"Where is my order {order}?", message_history=history, usage_limits=LIMITS)
-            history = result.all_messages()
-    assert env.tool_bodies == ORDERS
-    assert len({span.context.trace_id for span in env.spans() if span.context is not None}) == 1
-    env.assert_quiet()
-    env.assert_nothing_lost()
-
-
-def test_the_same_lookups_failing_turn_after_turn_without_a_reply_trip(env: Rig) -> None:
-    """Its twin: the agent tries one number after another itself, each lookup failing alike, no reply between: the
-    code-repair loop's shape, stopped at the fourth failing turn (the fifth lookup is vetoed)."""
+def test_lookups_failing_alike_turn_after_turn_trip(env: Rig) -> None:
+    """pydantic-ai records no step spans, so a model turn is the step: an agent trying one order number after another
+    itself, each lookup failing alike, is the code-repair loop's shape, stopped at the fourth failing turn (the
+    fifth lookup is vetoed)."""
     with pytest.raises(spanbreaker.Tripped) as caught:
-        support_agent(env, reply=False).run_sync("Where is my order?", usage_limits=LIMITS)
+        lookup_agent(env).run_sync("Where is my order?", usage_limits=LIMITS)
     assert caught.value.detector == "error_loop" and caught.value.evidence["consecutive_steps"] == 4
     assert env.tool_bodies == ORDERS[:4]
     env.assert_trip_marked("error_loop")

@@ -6,16 +6,15 @@ Steps are ``Step N`` spans where the framework has them. Where it has none (the 
 LangGraph), a model turn is the step: the tool calls one model call asked for are one decision, and four parallel
 calls failing alike in one turn are one failed step, not four; the same call made again within the turn (the
 framework retrying it, BeeAI's ``retry_options``) is a step of its own. With neither steps nor model calls, each
-tool call directly under an agent is a step. A new run of an agent starts with no streak (a chat traced as one
-trace: the user's next message; a fresh attempt). Parse and format errors belong to
-``format_loop``. A step whose own span ended cleanly takes the error of its last tool call: a tool that reports
-failure only as text (``exitcode: 1 (execution failed)``, "command not found", see
-:mod:`spanbreaker.conventions.tool_text`) leaves the step span clean, and the loop is still a loop.
+tool call directly under an agent is a step. Parse and format errors belong to ``format_loop``. A step whose own span
+ended cleanly takes the error of its last tool call: a tool that reports failure only as text (``exitcode: 1
+(execution failed)``, "command not found", see :mod:`spanbreaker.conventions.tool_text`) leaves the step span
+clean, and the loop is still a loop.
 """
 
 from __future__ import annotations
 
-from ..signals import AgentRun, StepEnd, ToolCall
+from ..signals import StepEnd, ToolCall
 from ..tracestate import AgentScope, OpenSpan, TraceState
 from .base import Detector, Finding
 
@@ -63,13 +62,6 @@ class ErrorLoop(Detector):
             slots[_TURN] = counting
             slots[self.id] = counting[1]  # this call's outcome replaces an earlier call's of the same turn
         return self._observe(scope, call.error, span)
-
-    def agent_start(self, trace: TraceState, scope: AgentScope, span: OpenSpan, run: AgentRun) -> Finding | None:
-        """A new run of the agent (the user's next message in a chat traced as one trace, a fresh attempt) starts
-        with no streak: the failures of the run before it are not this run's steps."""
-        if scope.slots.get(self.id, _CLEAN)[1]:
-            scope.slots[self.id] = _CLEAN
-        return None
 
     def _observe(self, scope: AgentScope, error: str | None, span: OpenSpan) -> Finding | None:
         if error is None:  # the common case: the streak resets, nothing to report
