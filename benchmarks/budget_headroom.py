@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     every: dict[str, Largest] = {}
     config = spanbreaker.BreakerConfig()
     limits = sorted({25.0, 50.0, config.max_cost_usd})
-    """Cost budgets to count successful runs against (the default, and the earlier default of $25)."""
+    """Cost budgets to count successful runs against: the default, the earlier default ($25), and $50 between."""
     over: dict[str, list[int]] = {}
     """Per corpus, successful runs: all, then those priced at the dearest list price at or over each of ``limits``."""
     for trace in read_traces(paths, problems.append):

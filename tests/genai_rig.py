@@ -46,6 +46,9 @@ QUERIES = ["weather in Paris", "weather in Rome", "weather in Oslo"]
 WIDE = ["timezone of Paris", "timezone of Rome", "timezone of Berlin", "timezone of Madrid", "timezone of Vienna",
         "timezone of Prague"]
 """Normal research: six different queries that all return the same answer."""
+ORDERS = ["W1001", "W1002", "W1003", "W1004", "W1005"]
+"""Order numbers tried in turn, none of them known: a lookup failing alike each time (the chat and error-loop
+tests)."""
 
 
 def search_body(rig: Rig, query: str, answer: Any = None) -> str:

@@ -15,7 +15,7 @@ from agents import Agent, RunConfig, Runner, function_tool
 import spanbreaker
 from spanbreaker.signals import Kind
 
-from ..genai_rig import QUERIES, WIDE, Rig, search_body
+from ..genai_rig import ORDERS, QUERIES, WIDE, Rig, search_body
 from .scripted import ScriptedModel
 
 pytestmark = pytest.mark.timeout(60)
@@ -175,10 +175,6 @@ def test_a_steer_reaches_the_model_as_the_calls_output(make_env: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------------ a conversation
-ORDERS = ["W1001", "W1002", "W1003", "W1004", "W1005"]
-"""The order numbers a customer tries in turn, none of them known (a support chat, one run per message)."""
-
-
 def support_agent(env: Rig) -> Agent[Any]:
     @function_tool
     def find_order(order_id: str) -> str:

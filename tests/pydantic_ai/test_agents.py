@@ -16,7 +16,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 import spanbreaker
 from spanbreaker.signals import Kind
 
-from ..genai_rig import QUERIES, WIDE, Person, Rig, search_body
+from ..genai_rig import ORDERS, QUERIES, WIDE, Person, Rig, search_body
 from .scripted import Scripted
 
 pytestmark = pytest.mark.timeout(60)
@@ -202,10 +202,6 @@ def test_a_steer_reaches_the_model_as_the_calls_answer(make_env: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------------ failed lookups
-ORDERS = ["W1001", "W1002", "W1003", "W1004", "W1005"]
-"""Order numbers tried in turn, none of them known."""
-
-
 def lookup_agent(env: Rig) -> Agent[None, str]:
     """Tries one order number after another, each lookup failing alike (``ModelRetry``: the model reads why)."""
     tried: list[str] = []
