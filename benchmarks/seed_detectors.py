@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from spanbreaker.replay.readers import RecordedSpan, RecordedTrace
+from spanbreaker.replay.recorded import RecordedSpan, RecordedTrace
 from spanbreaker.signals import Kind, as_int, classify
 
 SEED_DETECTORS = (

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from spanbreaker.cli import main
-from spanbreaker.replay import Problem, readers, replay
+from spanbreaker.replay import Problem, otlp_json, readers, recorded, replay
 from spanbreaker.replay.shard import Shard
 
 from . import traces as t
@@ -187,14 +187,14 @@ def _read_both(data: bytes, shard: Shard | None) -> tuple[Any, Any]:
     def read() -> Any:
         grouper = readers._Grouper("x.jsonl", problems.append, shard)
         readers._add_line(grouper, data, "x.jsonl", 1, problems.append, shard)
-        return [(t.trace_id, t.resource, t.spans, [readers.start_attributes(s) for s in t.spans])
+        return [(t.trace_id, t.resource, t.spans, [recorded.start_attributes(s) for s in t.spans])
                 for t in grouper.rest()], problems
 
     problems: list[Problem] = []
     typed = read()
     problems = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(readers, "_typed_spans", lambda data, shard: None)
+        patch.setattr(readers, "typed_spans", lambda data, shard: None)
         general = read()
     return typed, general
 
@@ -236,4 +236,4 @@ def test_the_typed_decoder_takes_the_committed_corpora_whole() -> None:
     """Every line of a real corpus is well formed: the typed decoder reads all of it (none deferred)."""
     with gzip.open(WHO_AND_WHEN, "rb") as corpus:
         lines = corpus.read().splitlines()
-    assert lines and all(readers._typed_spans(line, None) is not None for line in lines)
+    assert lines and all(otlp_json.typed_spans(line, None) is not None for line in lines)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -111,13 +113,15 @@ def test_export_and_sweep_with_jobs(many: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_readme_promise_jobs_and_shards(many: Path) -> None:
-    """README: "`--jobs N` replays in N worker processes, same output in the same order; `--shard K/N` takes
-    the traces whose id hashes to shard K, so N machines split one archive and their outputs together are the
-    whole replay" - as the installed command."""
+    """README: "`--jobs N` replays in N worker processes (`--jobs auto`: one per CPU the process may use), same
+    output in the same order; `--shard K/N` takes the traces whose id hashes to shard K, so N machines split one
+    archive and their outputs together are the whole replay" - as the installed command."""
     command = [str(Path(sys.executable).with_name("spanbreaker")), "replay", str(many), "--json"]
     whole = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
     jobs = subprocess.run([*command, "--jobs", "2"], capture_output=True, text=True, timeout=120, check=True).stdout
     assert jobs == whole and len(whole.splitlines()) == 12
+    auto = subprocess.run([*command, "--jobs", "auto"], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert auto == whole
     parts = [subprocess.run([*command, "--shard", f"{k}/2"], capture_output=True, text=True, timeout=120,
                             check=True).stdout.splitlines() for k in (1, 2)]
     assert sorted(parts[0] + parts[1]) == sorted(whole.splitlines()) and all(parts)
@@ -223,3 +227,17 @@ def test_an_archive_of_several_files_is_split_by_file(tmp_path: Path, capsys: py
     assert len(list(replay(archive, jobs=2, progress=lambda done, total: seen.append((done, total))))) == 184
     total = sum(f.stat().st_size for f in files)
     assert seen[-1] == (total, total) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or not hasattr(os, "sched_getaffinity"),
+                    reason="needs taskset and CPU affinity (Linux)")
+def test_jobs_auto_takes_the_cpus_the_process_may_use() -> None:
+    """``--jobs auto`` counts the CPUs of the process's affinity (a container's or batch job's cpuset), not the
+    machine's: pinned to one CPU, it replays in one process."""
+    script = "from spanbreaker.replay.cli import _jobs; print(_jobs('auto'), _jobs(' AUTO '))"
+    pinned = subprocess.run(["taskset", "-c", "0", sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60, check=True).stdout.split()
+    free = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          check=True).stdout.split()
+    assert pinned == ["1", "1"]
+    assert free == [str(len(os.sched_getaffinity(0)))] * 2

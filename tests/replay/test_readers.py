@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spanbreaker.replay import Problem, read_traces, readers
+from spanbreaker.replay import Problem, fields, read_traces, readers
 
 from . import traces as t
 
@@ -139,7 +139,7 @@ def test_bad_lines_missing_ids_and_huge_attributes_are_reported_by_line(tmp_path
     del no_ids[3]["spanId"]
     no_ids[4]["traceId"] = "zz"
     huge = t.healthy("huge")
-    huge[3]["attributes"].append(t.attr("output.value", "x" * (readers.MAX_ATTRIBUTE_CHARS + 10)))
+    huge[3]["attributes"].append(t.attr("output.value", "x" * (fields.MAX_ATTRIBUTE_CHARS + 10)))
     path = t.write_lines(tmp_path / "mixed.jsonl", [
         t.request(t.looping("good")),
         "this is a log line, not JSON",
@@ -158,7 +158,7 @@ def test_bad_lines_missing_ids_and_huge_attributes_are_reported_by_line(tmp_path
     noids = next(tr for tr in traces if tr.trace_id_hex == t._id("noids", 16))
     assert len(noids.spans) == len(no_ids) - 2
     cut = next(s for tr in traces for s in tr.spans if len(str(s.attributes.get("output.value", ""))) > 1000)
-    assert len(cut.attributes["output.value"]) == readers.MAX_ATTRIBUTE_CHARS
+    assert len(cut.attributes["output.value"]) == fields.MAX_ATTRIBUTE_CHARS
 
 
 def test_wrong_format_empty_and_missing_files(tmp_path: Path) -> None:

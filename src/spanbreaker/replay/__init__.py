@@ -12,7 +12,8 @@ have saved? Used by ``spanbreaker replay``, the tests and the benchmarks.
 from __future__ import annotations
 
 from .feed import Feeder
-from .readers import Problem, RecordedSpan, RecordedTrace, read_traces
+from .readers import read_traces
+from .recorded import Problem, RecordedSpan, RecordedTrace
 from .runner import StepStat, TraceResult, replay, replay_many, replay_trace
 from .shard import Shard
 

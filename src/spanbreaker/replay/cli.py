@@ -1,4 +1,4 @@
-"""``spanbreaker replay PATH... [--config FILE] [--sweep KEY=V1,V2...] [--json] [--html FILE] [--jobs N]
+"""``spanbreaker replay PATH... [--config FILE] [--sweep KEY=V1,V2...] [--json] [--html FILE] [--jobs N|auto]
 [--shard K/N]``: backtest the breaker on recorded traces.
 
 Why it is a separate command rather than a script: users tune thresholds on the traces they already have
@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import gc
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -27,7 +28,8 @@ from ..errors import ConfigError
 from .export import TraceWriter
 from .feed import Feeder
 from .html import render
-from .readers import Problem
+from .readers import expand_paths, file_size
+from .recorded import Problem
 from .report import Summary, print_report, sweep_table
 from .runner import TraceResult, replay_many
 from .shard import Shard
@@ -56,7 +58,8 @@ def register(subparsers: Any) -> None:
     sub.add_argument("--all", action="store_true", help="list every trace, not only the tripped ones")
     sub.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     sub.add_argument("--jobs", type=_jobs, default=1, metavar="N",
-                     help="replay in N worker processes (traces are independent); output in input order as with 1")
+                     help="replay in N worker processes (traces are independent), or 'auto': one per CPU this "
+                          "process may use; output in input order as with 1")
     sub.add_argument("--shard", type=_shard, metavar="K/N",
                      help="replay only shard K of N (1 <= K <= N), chosen by a stable hash of the trace id, so N "
                           "machines split one archive; their --json outputs together are the whole replay")
@@ -64,10 +67,21 @@ def register(subparsers: Any) -> None:
 
 
 def _jobs(text: str) -> int:
-    """``--jobs``: a whole number from 1 (argparse turns the error into exit status 2)."""
+    """``--jobs``: a whole number from 1, or ``auto`` (argparse turns the error into exit status 2)."""
+    if text.strip().lower() == "auto":
+        return usable_cpus()
     if not text.strip().isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes (1 or more)")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of worker processes (1 or more, or auto)")
     return int(text)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity where the platform has one (a container's or a batch job's
+    cpuset), else the machine's count; at least 1."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        return max(1, len(affinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 def _shard(text: str) -> Shard:
@@ -96,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"spanbreaker replay: no such file or directory: {', '.join(missing)}", markup=False)
         return 2
     problems: list[Problem] = []
-    total_bytes = sum(_size(Path(p)) for p in args.paths)
+    total_bytes = sum(file_size(path) for path in expand_paths(args.paths, lambda problem: None))  # noted later
     show_progress = (not args.no_progress and err.is_terminal and total_bytes >= PROGRESS_FROM_BYTES)
     progress = Progress(TextColumn("replaying"), BarColumn(), DownloadColumn(),
                         TextColumn("{task.fields[traces]} traces"), TimeRemainingColumn(), console=err,
@@ -189,15 +203,6 @@ def _guarded(verdicts: Iterator[list[TraceResult]], paths: list[str], problems: 
                                                f"{str(exc)[:200]}); please report this as a spanbreaker bug")
         problems.append(problem)
         on_problem(problem)
-
-
-def _size(path: Path) -> int:
-    if path.is_dir():
-        return sum(_size(p) for p in path.iterdir() if p.is_file())
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 def _wide_console(stderr: bool = False) -> Console:

@@ -18,7 +18,7 @@ from ..config import BreakerConfig
 from ..conventions.read import args_fingerprint, tool_name
 from ..fingerprint import digest
 from ..signals import Kind, as_str, classify
-from .readers import RecordedSpan, RecordedTrace
+from .recorded import RecordedSpan, RecordedTrace
 
 COUNT_KEYS = ("identical_calls", "consecutive_calls", "near_duplicate_calls", "calls_without_novelty")
 """Evidence fields that count tool calls; the report lists that many calls, the last ones up to the trip."""

@@ -15,7 +15,7 @@ from typing import IO, Any
 from opentelemetry.trace import StatusCode
 
 from .feed import Marks
-from .readers import RecordedSpan
+from .recorded import RecordedSpan
 
 _STATUS = {StatusCode.UNSET: 0, StatusCode.OK: 1, StatusCode.ERROR: 2}
 

@@ -26,7 +26,7 @@ from .. import marking
 from ..config import BreakerConfig
 from ..engine import BreakerEngine
 from ..verdict import Action, Verdict
-from .readers import END_ATTRIBUTE_PREFIXES, RecordedEvent, RecordedSpan, RecordedTrace, start_attributes
+from .recorded import END_ATTRIBUTE_PREFIXES, RecordedEvent, RecordedSpan, RecordedTrace, start_attributes
 
 __all__ = ["END_ATTRIBUTE_PREFIXES", "FeedStats", "Feeder", "Marks", "RecordedClock", "schedule"]
 

@@ -17,7 +17,7 @@ from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING
 
-from .readers import Problem
+from .recorded import Problem
 from .report import SWEEP_COLUMNS, Summary, evidence_text, label, outcome_line, steer_text, sweep_cells, usd
 from .runner import TraceResult
 

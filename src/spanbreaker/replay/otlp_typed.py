@@ -4,7 +4,7 @@ Why: decoding JSON into dicts and then walking them in Python (type checks, ``.g
 than the JSON parse itself, about 60,000 instructions per span. msgspec parses the line into the structs below
 in C, checking types and id shapes as it goes, so what is left in Python is a few attribute reads per span.
 
-What it decides: nothing the general reader (:func:`~spanbreaker.replay.readers.otlp_spans`) would decide
+What it decides: nothing the general reader (:func:`~spanbreaker.replay.otlp_json.otlp_spans`) would decide
 otherwise. It takes only a line that is well formed in every respect the general reader checks, and gives the
 same spans. Anything else (a field of another type, an id in base64, an array attribute, a value to clip, a
 legacy field name, a ``result`` wrapper) makes :func:`typed_spans` return None, and the line is read by the
@@ -109,7 +109,7 @@ def decode(data: bytes) -> _Request | None:
 def attributes(items: list[_KeyValue] | None, max_chars: int, end_prefixes: tuple[str, ...] = ()
                ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(attributes as the general reader's fast path reads them, those without the keys starting with
-    ``end_prefixes``: a span's attributes at its start, see ``readers.start_attributes``, the first dict itself
+    ``end_prefixes``: a span's attributes at its start, see ``recorded.start_attributes``, the first dict itself
     when it has none of them); :class:`Defer` for anything the fast path would not take."""
     out: dict[str, Any] = {}
     start: dict[str, Any] = {}

@@ -29,7 +29,8 @@ from typing import Any
 from ..config import BreakerConfig
 from ..pricing import wait_loaded
 from .feed import Feeder, Marks
-from .readers import Problem, RecordedSpan, _size, expand_paths
+from .readers import expand_paths, file_size
+from .recorded import Problem, RecordedSpan
 from .shard import Shard
 
 QUEUE_ITEMS = 256
@@ -84,7 +85,7 @@ def file_plan(files: Sequence[Path], jobs: int) -> list[frozenset[int]] | None:
     either way. Files are handed out largest first to the least loaded worker, by size on disk; when the
     busiest worker would still carry more than :data:`BALANCE` times an even share (one file, or a few of very
     different sizes), the split by trace id is the faster one and None says so."""
-    sizes = [_size(path) for path in files]
+    sizes = [file_size(path) for path in files]
     total = sum(sizes)
     if len(files) < jobs or total == 0:
         return None

@@ -2,37 +2,39 @@
 
 Why a reader of our own rather than the SDK's: the SDK has no OTLP/JSON *decoder*, and replay must survive the
 files people actually have (a cut-off gzip, a stray log line, a span without ids, a 50 MB attribute). Every
-such defect becomes a :class:`Problem` naming the file and line, and reading goes on with the rest.
+such defect becomes a :class:`~.recorded.Problem` naming the file and line, and reading goes on with the rest.
 
-Spans are grouped per trace. In the line-per-request form a trace may be spread over several lines (the
-Collector's file exporter writes batches); a trace is handed on once its root span has been read at the end of
-a line (the root ends last, so it comes in the last batch), and whatever is left at the end of the file.
+This module reads files: plain or gzip, line by line or as one document, bounded in bytes whatever they hold, and
+groups the spans per trace. Decoding a record is :mod:`.otlp_json`'s and :mod:`.jaeger`'s. In the line-per-request
+form a trace may be spread over several lines (the Collector's file exporter writes batches): a trace is handed on
+once its root span is in and a later line brings none of its spans, and whatever is left at the end of the file.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import contextlib
 import gzip
 import io
 import itertools
 import json
-import math
 import re
-import reprlib
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from . import otlp_typed
+from .fields import MALFORMED, InputError, preview
 from .gunzip import INFLATE_ERRORS, READ_ERRORS, open_gzip
-from .otlp_typed import INT64_MAX, INT64_MIN, UINT64_MAX, UNSET
+from .jaeger import jaeger_list, jaeger_traces
+from .otlp_json import otlp_body, otlp_spans, typed_spans
+from .recorded import Problem, ProblemSink, RecordedSpan, RecordedTrace
 from .shard import Shard
+
+__all__ = ["MAX_HELD_SPANS", "MAX_RECORD_BYTES", "MAX_SPANS_PER_TRACE", "TRACE_FILE_SUFFIXES", "expand_paths",
+           "file_size", "read_file", "read_traces"]
 
 MAX_RECORD_BYTES = 64 * 1024 * 1024
 """Largest record read, in bytes (after gzip): one line of a line-per-request file, or a whole-file document
@@ -40,537 +42,10 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024
 document is skipped. Why bytes, read as bytes: what the reader holds is then bounded whatever the characters (held
 as text, a line of 4-byte characters is 4x its character count); decoded, one record takes a few times its size
 (up to ~25x for a record of nothing but empty arrays), and only one record is held at a time."""
-MAX_ATTRIBUTE_CHARS = 1024 * 1024
-"""Longest attribute value kept; longer ones are cut (the processor reads only head and tail anyway)."""
 MAX_SPANS_PER_TRACE = 200_000
 MAX_HELD_SPANS = 1_000_000
 """Spans held at once in traces waiting for their root span; past it the traces held longest are handed on."""
-MALFORMED = (TypeError, ValueError, AttributeError, KeyError, OverflowError, RecursionError)
-"""What a record shaped unlike anything expected may raise while decoded; caught per span, line and file."""
 TRACE_FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", ".otlp", ".gz")
-
-
-@dataclass(frozen=True)
-class Problem:
-    """Something in the input that was skipped or altered. ``line`` is 1-based, 0 when unknown."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.message}"
-
-
-@dataclass(frozen=True)
-class RecordedEvent:
-    name: str
-    time_unix_nano: int
-    attributes: dict[str, Any]
-
-
-@dataclass
-class RecordedSpan:
-    """A span as recorded: ids as integers, times in ns, attributes as OTel attribute values."""
-
-    trace_id: int
-    span_id: int
-    parent_id: int | None
-    name: str
-    kind: int
-    """OTLP numbering: 0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer."""
-    start_unix_nano: int
-    end_unix_nano: int
-    attributes: dict[str, Any]
-    events: list[RecordedEvent] = field(default_factory=list)
-    status_code: int = 0
-    """OTLP numbering: 0 unset, 1 ok, 2 error."""
-    status_message: str = ""
-    scope: str = ""
-    start_attributes: dict[str, Any] | None = field(default=None, repr=False, compare=False)
-    """The attributes the span had when it started (see :func:`start_attributes`); None until computed."""
-
-
-END_ATTRIBUTE_PREFIXES = ("output.", "llm.output_messages", "llm.token_count.", "llm.cost.", "gen_ai.usage.",
-                          "gen_ai.response.", "gen_ai.output.")
-"""Attributes an instrumentor sets when the call returns; replay hands them to the breaker only at the span's end."""
-
-
-def start_attributes(span: RecordedSpan) -> dict[str, Any]:
-    """The span's attributes without those set when the call returns (computed once; the span's own dict when
-    it has none of those)."""
-    start = span.start_attributes
-    if start is None:
-        attributes = span.attributes
-        start = {k: v for k, v in attributes.items() if not k.startswith(END_ATTRIBUTE_PREFIXES)}
-        if len(start) == len(attributes):
-            start = attributes
-        span.start_attributes = start
-    return start
-
-
-@dataclass
-class RecordedTrace:
-    trace_id: int
-    resource: dict[str, Any]
-    spans: list[RecordedSpan]
-    source: str
-    """``path:line`` of the first line the trace was read from."""
-    order: tuple[int, ...] = field(default=(), compare=False)
-    """Where the reader handed the trace on: (file, line it was complete at, line and position of its first
-    span). The reader hands traces on in this order, whatever shard it reads: ``--jobs`` merges by it."""
-
-    @property
-    def trace_id_hex(self) -> str:
-        return f"{self.trace_id:032x}"
-
-
-ProblemSink = Callable[[Problem], None]
-
-
-class InputError(Exception):
-    """A defect in one record; the caller turns it into a :class:`Problem` and goes on."""
-
-
-_PREVIEW = reprlib.Repr()
-_PREVIEW.maxstring = _PREVIEW.maxother = _PREVIEW.maxlong = 40
-_PREVIEW.maxlevel = 2
-
-
-def _preview(value: Any) -> str:
-    """A short repr for a message: bounded in length and depth whatever the value (``str`` of a record nested a
-    thousand deep recurses; of a 50 MB one, copies it)."""
-    return _PREVIEW.repr(value)
-
-
-# ----------------------------------------------------------------------------------------------- values
-def _any_value(value: Any, depth: int = 0) -> Any:
-    """An OTLP ``AnyValue`` as an OTel attribute value (arrays of one primitive type; maps as JSON text)."""
-    if not isinstance(value, dict):
-        raise InputError(f"attribute value {_preview(value)} is not an OTLP AnyValue object")
-    if "stringValue" in value:
-        return str(value["stringValue"])
-    if "boolValue" in value:
-        return bool(value["boolValue"])
-    if "intValue" in value:
-        try:
-            number = int(value["intValue"])
-        except (TypeError, ValueError, OverflowError):
-            raise InputError(f"intValue {_preview(value['intValue'])} is not an integer") from None
-        if not INT64_MIN <= number <= INT64_MAX:
-            raise InputError(f"intValue {_preview(value['intValue'])} is out of int64 range")
-        return number
-    if "doubleValue" in value:
-        try:
-            return float(value["doubleValue"])
-        except (TypeError, ValueError, OverflowError):
-            raise InputError(f"doubleValue {_preview(value['doubleValue'])} is not a number") from None
-    if "bytesValue" in value:
-        return str(value["bytesValue"])
-    if depth > 8:
-        raise InputError("attribute value nested too deeply")
-    if "arrayValue" in value:
-        array = value["arrayValue"] if isinstance(value["arrayValue"], dict) else {}
-        items = [_any_value(v, depth + 1) for v in _list(array.get("values"), "arrayValue.values")]
-        if items and all(type(i) is type(items[0]) for i in items) and isinstance(items[0], (str, bool, int, float)):
-            return tuple(items)
-        return json.dumps(items, default=str)
-    if "kvlistValue" in value:
-        kvlist = value["kvlistValue"] if isinstance(value["kvlistValue"], dict) else {}
-        pairs = [p for p in _list(kvlist.get("values"), "kvlistValue.values") if isinstance(p, dict)]
-        return json.dumps({str(p.get("key")): _any_value(p.get("value", {}), depth + 1) for p in pairs},
-                          default=str)
-    return None  # an empty AnyValue: OTLP's "no value"
-
-
-def _attributes(items: Any, what: str, note: Callable[[str], None]) -> dict[str, Any]:
-    if items is None:
-        return {}
-    if not isinstance(items, list):
-        raise InputError(f"{what}: attributes is not a list")
-    out: dict[str, Any] = {}
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("key"), str):
-            raise InputError(f"{what}: attribute without a string key")
-        value = _any_value(item.get("value", {}))
-        if value is None:
-            continue
-        out[item["key"]] = _clip(item["key"], value, what, note)
-    return out
-
-
-def _clip(key: str, value: Any, what: str, note: Callable[[str], None]) -> Any:
-    if isinstance(value, str) and len(value) > MAX_ATTRIBUTE_CHARS:
-        note(f"{what}: attribute {key!r} has {len(value):,} characters; cut to {MAX_ATTRIBUTE_CHARS:,}")
-        return value[: MAX_ATTRIBUTE_CHARS // 2] + value[-MAX_ATTRIBUTE_CHARS // 2:]
-    return value
-
-
-def _list(value: Any, what: str) -> list[Any]:
-    """A JSON array field (absent or null is empty); anything else is a defect of the record."""
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InputError(f"{what} is not a list")
-    return value
-
-
-def _hex_id(raw: Any, nbytes: int, what: str) -> int:
-    """An id in OTLP/JSON's hex form, or protobuf-JSON's base64 form; never zero."""
-    if not isinstance(raw, str) or not raw:
-        raise InputError(f"{what} is missing")
-    text = raw.strip()
-    value: int | None = None
-    if len(text) <= nbytes * 2 and all(c in "0123456789abcdefABCDEF" for c in text):
-        value = int(text, 16)
-    else:
-        try:
-            data = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            data = b""
-        if len(data) == nbytes:
-            value = int.from_bytes(data, "big")
-    if value is None:
-        raise InputError(f"{what} {text[:40]!r} is not a {nbytes}-byte hex or base64 id")
-    if value == 0:
-        raise InputError(f"{what} is all zeros (invalid)")
-    return value
-
-
-def _int(raw: Any, what: str, top: int = UINT64_MAX) -> int:
-    """A non-negative integer up to ``top`` (JSON numbers and numbers in text, as OTLP/JSON writes 64-bit ones)."""
-    if isinstance(raw, float) and not math.isfinite(raw):
-        raise InputError(f"{what} {raw} is not finite")
-    try:
-        value = int(raw)
-    except (TypeError, ValueError):  # also text past Python's int digit limit
-        raise InputError(f"{what} {_preview(raw)} is not an integer") from None
-    if value < 0:
-        raise InputError(f"{what} is negative")
-    if value > top:
-        raise InputError(f"{what} {_preview(raw)} is out of range (above {top:,})")
-    return value
-
-
-_KIND_NAMES = {"SPAN_KIND_UNSPECIFIED": 0, "SPAN_KIND_INTERNAL": 1, "SPAN_KIND_SERVER": 2, "SPAN_KIND_CLIENT": 3,
-               "SPAN_KIND_PRODUCER": 4, "SPAN_KIND_CONSUMER": 5}
-_STATUS_NAMES = {"STATUS_CODE_UNSET": 0, "STATUS_CODE_OK": 1, "STATUS_CODE_ERROR": 2}
-
-
-def _enum(raw: Any, names: dict[str, int], top: int) -> int:
-    if isinstance(raw, str):
-        return names.get(raw, int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 4 and int(raw) <= top else 0)
-    if isinstance(raw, int) and 0 <= raw <= top:
-        return raw
-    return 0
-
-
-# ------------------------------------------------------------------------------------------------- OTLP
-def otlp_body(document: Any) -> list[Any] | None:
-    """The ``resourceSpans`` list of an OTLP/JSON request; also under Jaeger's API v3 ``result`` wrapper and
-    Tempo's ``batches`` name. None when the document is not OTLP."""
-    if isinstance(document, dict) and isinstance(document.get("result"), dict):
-        document = document["result"]
-    if not isinstance(document, dict):
-        return None
-    body = document.get("resourceSpans", document.get("batches"))
-    return body if isinstance(body, list) else None
-
-
-def otlp_spans(request: Any, note: Callable[[str], None], shard: Shard | None = None
-               ) -> Iterator[tuple[dict[str, Any], RecordedSpan | None]]:
-    """(resource attributes, span) for every span of an ``ExportTraceServiceRequest``; bad spans are noted. A span
-    of another shard (its trace id read without decoding the span) comes as (resource, None), undecoded."""
-    body = otlp_body(request)
-    if body is None:
-        raise InputError("not an OTLP/JSON ExportTraceServiceRequest (no resourceSpans list)")
-    for r_index, resource_spans in enumerate(body):
-        if not isinstance(resource_spans, dict):
-            note(f"resourceSpans[{r_index}] is not an object; skipped")
-            continue
-        try:
-            resource_obj = resource_spans.get("resource")
-            resource = _attributes(resource_obj.get("attributes") if isinstance(resource_obj, dict) else None,
-                                   f"resourceSpans[{r_index}].resource", note)
-        except InputError as exc:
-            note(f"{exc}; resource attributes ignored")
-            resource = {}
-        scope_list = resource_spans.get("scopeSpans", resource_spans.get("instrumentationLibrarySpans"))
-        if not isinstance(scope_list, list):
-            note(f"resourceSpans[{r_index}]: scopeSpans is not a list; skipped")
-            continue
-        for s_index, scope_spans in enumerate(scope_list):
-            if not isinstance(scope_spans, dict):
-                continue
-            scope_obj = scope_spans.get("scope", scope_spans.get("instrumentationLibrary")) or {}
-            scope = str(scope_obj.get("name", "")) if isinstance(scope_obj, dict) else ""
-            spans = scope_spans.get("spans")
-            if not isinstance(spans, list):
-                note(f"resourceSpans[{r_index}].scopeSpans[{s_index}]: spans is not a list; skipped")
-                continue
-            for index, raw in enumerate(spans):
-                if shard is not None and type(raw) is dict:
-                    trace_id = _fast_id(raw.get("traceId"), 32)
-                    if trace_id is not None and not shard.keeps(trace_id):
-                        yield resource, None
-                        continue
-                fast = _fast_span(raw, scope)
-                if fast is not None:
-                    yield resource, fast
-                    continue
-                what = f"span {index} of resourceSpans[{r_index}].scopeSpans[{s_index}]"
-                try:
-                    yield resource, _otlp_span(raw, scope, what, note)
-                except InputError as exc:
-                    note(f"{exc}; span skipped")
-                except MALFORMED as exc:
-                    note(f"{what}: malformed ({type(exc).__name__}: {exc}); span skipped")
-
-
-# The fast path: the common, well-formed span decoded with few Python calls per attribute. It returns None at the
-# first thing it does not expect (a defect, a value to clip, an id in base64), and the careful path below decodes
-# that span again with its messages: the fast path never decides anything the careful one would decide otherwise.
-def _fast_id(raw: Any, digits: int) -> int | None:
-    """A hex id as the typed decoder reads it (:func:`.otlp_typed.span_id`), or None."""
-    if type(raw) is not str:
-        return None
-    try:
-        return otlp_typed.span_id(raw, digits)
-    except otlp_typed.Defer:
-        return None
-
-
-def _fast_int(raw: Any) -> int | None:
-    """A time as the typed decoder reads it (:func:`.otlp_typed.time_ns`), or None."""
-    try:
-        return otlp_typed.time_ns(raw)
-    except otlp_typed.Defer:
-        return None
-
-
-def _fast_attributes(items: Any) -> dict[str, Any] | None:
-    if items is None:
-        return {}
-    if type(items) is not list:
-        return None
-    out: dict[str, Any] = {}
-    for item in items:
-        if type(item) is not dict:
-            return None
-        key, value = item.get("key"), item.get("value", {})
-        if type(key) is not str or type(value) is not dict:
-            return None
-        text = value.get("stringValue")
-        if type(text) is not str:
-            try:
-                text = _any_value(value)
-            except (InputError, *MALFORMED):
-                return None
-            if text is None:
-                continue
-            if type(text) is not str:
-                out[key] = text
-                continue
-        if len(text) > MAX_ATTRIBUTE_CHARS:
-            return None
-        out[key] = text
-    return out
-
-
-def _fast_span(raw: Any, scope: str) -> RecordedSpan | None:
-    """A well-formed OTLP/JSON span as :func:`_otlp_span` decodes it, or None (see above)."""
-    if type(raw) is not dict:
-        return None
-    trace_id = _fast_id(raw.get("traceId"), 32)
-    span_id = _fast_id(raw.get("spanId"), 16)
-    if trace_id is None or span_id is None:
-        return None
-    parent_raw = raw.get("parentSpanId")
-    parent_id = None
-    if parent_raw:
-        parent_id = _fast_id(parent_raw, 16)
-        if parent_id is None:
-            return None
-    start = _fast_int(raw.get("startTimeUnixNano", 0))
-    end = _fast_int(raw["endTimeUnixNano"]) if "endTimeUnixNano" in raw else start
-    if start is None or end is None:
-        return None
-    attributes = _fast_attributes(raw.get("attributes"))
-    if attributes is None:
-        return None
-    events = []
-    raw_events = raw.get("events")
-    if raw_events:
-        if type(raw_events) is not list:
-            return None
-        for event in raw_events:
-            if type(event) is not dict:
-                continue
-            at = _fast_int(event.get("timeUnixNano", end))
-            event_attributes = _fast_attributes(event.get("attributes"))
-            if at is None or event_attributes is None:
-                return None
-            events.append(RecordedEvent(str(event.get("name", "")), at, event_attributes))
-    elif raw_events is not None and type(raw_events) is not list:
-        return None
-    name = raw.get("name")
-    status = raw.get("status") or {}
-    if type(status) is dict:
-        code, message = _enum(status.get("code", 0), _STATUS_NAMES, 2), str(status.get("message", ""))
-    else:
-        code, message = 0, ""
-    return RecordedSpan(trace_id, span_id, parent_id, str(name or ""), _enum(raw.get("kind", 0), _KIND_NAMES, 5),
-                        start, max(end, start), attributes, events, code, message, scope)
-
-
-def _otlp_span(raw: Any, scope: str, what: str, note: Callable[[str], None]) -> RecordedSpan:
-    if not isinstance(raw, dict):
-        raise InputError(f"{what} is not an object")
-    name = raw.get("name")
-    if isinstance(name, str) and name:
-        what = f"{what} ({name[:60]!r})"
-    trace_id = _hex_id(raw.get("traceId"), 16, f"{what}: traceId")
-    span_id = _hex_id(raw.get("spanId"), 8, f"{what}: spanId")
-    parent_raw = raw.get("parentSpanId")
-    parent_id = _hex_id(parent_raw, 8, f"{what}: parentSpanId") if parent_raw else None
-    start = _int(raw.get("startTimeUnixNano", 0), f"{what}: startTimeUnixNano")
-    end = _int(raw.get("endTimeUnixNano", start), f"{what}: endTimeUnixNano")
-    events = []
-    for event in _list(raw.get("events"), f"{what}: events"):
-        if not isinstance(event, dict):
-            continue
-        events.append(RecordedEvent(str(event.get("name", "")), _int(event.get("timeUnixNano", end), f"{what}: event"),
-                                    _attributes(event.get("attributes"), f"{what}: event", note)))
-    status = raw.get("status") or {}
-    return RecordedSpan(
-        trace_id=trace_id, span_id=span_id, parent_id=parent_id, name=str(name or ""),
-        kind=_enum(raw.get("kind", 0), _KIND_NAMES, 5), start_unix_nano=start, end_unix_nano=max(end, start),
-        attributes=_attributes(raw.get("attributes"), what, note), events=events,
-        status_code=_enum(status.get("code", 0), _STATUS_NAMES, 2) if isinstance(status, dict) else 0,
-        status_message=str(status.get("message", "")) if isinstance(status, dict) else "", scope=scope,
-    )
-
-
-# ----------------------------------------------------------------------------------------------- Jaeger
-_JAEGER_KIND = {"internal": 1, "server": 2, "client": 3, "producer": 4, "consumer": 5}
-
-
-def _jaeger_value(tag: dict[str, Any]) -> Any:
-    value, kind = tag.get("value"), str(tag.get("type", "string")).lower()
-    if kind in ("int64", "int"):
-        if value is None:
-            return None
-        number = int(value)
-        if not INT64_MIN <= number <= INT64_MAX:
-            raise ValueError("out of int64 range")
-        return number
-    if kind in ("float64", "float"):
-        return float(value) if value is not None else None
-    if kind in ("bool", "boolean"):
-        return value if isinstance(value, bool) else str(value).lower() == "true"
-    return None if value is None else (value if isinstance(value, (str, int, float, bool)) else str(value))
-
-
-def _jaeger_tags(tags: Any, what: str, note: Callable[[str], None]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for tag in _list(tags, f"{what}: tags"):
-        if not isinstance(tag, dict) or not isinstance(tag.get("key"), str):
-            raise InputError(f"{what}: tag without a string key")
-        try:
-            value = _jaeger_value(tag)
-        except (TypeError, ValueError, OverflowError):
-            raise InputError(f"{what}: tag {tag['key']!r} has a value that does not match its type "
-                             f"{_preview(tag.get('type', 'string'))}") from None
-        if value is not None:
-            out[tag["key"]] = _clip(tag["key"], value, what, note)
-    return out
-
-
-def jaeger_list(document: Any) -> list[Any] | None:
-    """The traces of a Jaeger document: the query API's ``{"data": [...]}``, the UI's bare list of traces, or
-    one trace object. None when the document is not Jaeger JSON."""
-    if isinstance(document, dict) and isinstance(document.get("data"), list):
-        return list(document["data"])
-    if isinstance(document, dict) and isinstance(document.get("spans"), list):
-        return [document]
-    if isinstance(document, list) and document and all(isinstance(t, dict) and "spans" in t for t in document):
-        return document
-    return None
-
-
-def jaeger_traces(document: Any, note: Callable[[str], None]) -> Iterator[tuple[dict[str, Any], RecordedSpan]]:
-    """(resource, span) for every span of a Jaeger JSON document (UI download / query API ``{"data": [...]}``)."""
-    traces = jaeger_list(document)
-    if traces is None:
-        raise InputError("not a Jaeger JSON document (no data list)")
-    for t_index, trace in enumerate(traces):
-        if not isinstance(trace, dict):
-            note(f"data[{t_index}] is not an object; skipped")
-            continue
-        processes = trace.get("processes") or {}
-        spans = trace.get("spans")
-        if not isinstance(spans, list):
-            note(f"data[{t_index}]: spans is not a list; skipped")
-            continue
-        for index, raw in enumerate(spans):
-            what = f"data[{t_index}].spans[{index}]"
-            try:
-                yield _jaeger_span(raw, processes, what, note)
-            except InputError as exc:
-                note(f"{exc}; span skipped")
-            except MALFORMED as exc:
-                note(f"{what}: malformed ({type(exc).__name__}: {exc}); span skipped")
-
-
-def _jaeger_span(raw: Any, processes: Any, what: str,
-                 note: Callable[[str], None]) -> tuple[dict[str, Any], RecordedSpan]:
-    if not isinstance(raw, dict):
-        raise InputError(f"{what} is not an object")
-    name = str(raw.get("operationName") or "")
-    if name:
-        what = f"{what} ({name[:60]!r})"
-    trace_id = _hex_id(raw.get("traceID"), 16, f"{what}: traceID")
-    span_id = _hex_id(raw.get("spanID"), 8, f"{what}: spanID")
-    parent_id = None
-    for ref in _list(raw.get("references"), f"{what}: references"):
-        if isinstance(ref, dict) and ref.get("refType", "CHILD_OF") == "CHILD_OF" and ref.get("spanID"):
-            parent_id = _hex_id(ref.get("spanID"), 8, f"{what}: references.spanID")
-            break
-    if parent_id is None and raw.get("parentSpanID") not in (None, "", "0", "0000000000000000"):
-        parent_id = _hex_id(raw.get("parentSpanID"), 8, f"{what}: parentSpanID")
-    start_us = _int(raw.get("startTime", 0), f"{what}: startTime", UINT64_MAX // 1000)  # microseconds
-    start, end = start_us * 1000, (start_us + _int(raw.get("duration", 0), f"{what}: duration",
-                                                   UINT64_MAX // 1000 - start_us)) * 1000
-    tags = _jaeger_tags(raw.get("tags"), what, note)
-    process = raw.get("process") if isinstance(raw.get("process"), dict) else (
-        processes.get(raw.get("processID")) if isinstance(processes, dict) else None)
-    resource: dict[str, Any] = {}
-    if isinstance(process, dict):
-        resource = _jaeger_tags(process.get("tags"), f"{what}: process", note)
-        if process.get("serviceName"):
-            resource.setdefault("service.name", str(process["serviceName"]))
-    events = []
-    for log in _list(raw.get("logs"), f"{what}: logs"):
-        if not isinstance(log, dict):
-            continue
-        fields = _jaeger_tags(log.get("fields"), f"{what}: log", note)
-        event_name = str(fields.pop("event", "log"))
-        at = _int(log.get("timestamp", 0), f"{what}: log", UINT64_MAX // 1000) * 1000
-        events.append(RecordedEvent(event_name, at, fields))
-    status_text = str(tags.pop("otel.status_code", "")).upper()
-    status_message = str(tags.pop("otel.status_description", ""))
-    status = 2 if status_text == "ERROR" or tags.get("error") is True else 1 if status_text == "OK" else 0
-    kind = _JAEGER_KIND.get(str(tags.pop("span.kind", "internal")).lower(), 1)
-    scope = str(tags.pop("otel.scope.name", tags.pop("otel.library.name", "")))
-    for key in ("otel.scope.version", "otel.library.version", "internal.span.format"):
-        tags.pop(key, None)
-    if status == 2:
-        tags.pop("error", None)
-    span = RecordedSpan(trace_id, span_id, parent_id, name, kind, start, end, tags, events, status,
-                        status_message, scope)
-    return resource, span
-
 
 # ------------------------------------------------------------------------------------------------ files
 def expand_paths(paths: Iterable[str | Path], note: ProblemSink) -> list[Path]:
@@ -902,63 +377,9 @@ def _other_shards_only(data: bytes, shard: Shard) -> bool:
     return True
 
 
-def _typed_spans(data: bytes, shard: Shard | None) -> list[tuple[dict[str, Any], RecordedSpan | None]] | None:
-    """(resource, span) for every span of a well-formed request line decoded by msgspec (:mod:`.otlp_typed`),
-    as :func:`otlp_spans` gives them; None for a line the general reader must read (it then decides)."""
-    request = otlp_typed.decode(data)
-    if request is None:
-        return None
-    cap, read_time, read_attributes, read_id = (MAX_ATTRIBUTE_CHARS, otlp_typed.time_ns, otlp_typed.attributes,
-                                                otlp_typed.span_id)
-    out: list[tuple[dict[str, Any], RecordedSpan | None]] = []
-    last_text: str | None = None  # a trace's spans come together: its id is read once per run of them
-    trace_id, kept = 0, True
-    try:
-        for resource_spans in request.resourceSpans:
-            resource_obj = resource_spans.resource
-            resource = {} if resource_obj is None else read_attributes(resource_obj.attributes, cap)[0]
-            scope_list = resource_spans.scopeSpans
-            if scope_list is UNSET:
-                return None
-            for scope_spans in scope_list:
-                scope_obj = scope_spans.scope
-                if scope_obj is UNSET and scope_spans.instrumentationLibrary is not UNSET:
-                    return None
-                scope = scope_obj.name if scope_obj is not UNSET and scope_obj is not None else ""
-                spans = scope_spans.spans
-                if spans is UNSET:
-                    return None
-                for raw in spans:
-                    if raw.traceId != last_text:
-                        trace_id = read_id(raw.traceId, 32)
-                        last_text, kept = raw.traceId, shard is None or shard.keeps(trace_id)
-                    if not kept:
-                        out.append((resource, None))
-                        continue
-                    parent = raw.parentSpanId
-                    start = read_time(raw.startTimeUnixNano)
-                    end = start if raw.endTimeUnixNano is UNSET else read_time(raw.endTimeUnixNano)
-                    events = []
-                    if raw.events:
-                        for event in raw.events:
-                            at = end if event.timeUnixNano is UNSET else read_time(event.timeUnixNano)
-                            events.append(RecordedEvent(event.name, at, read_attributes(event.attributes, cap)[0]))
-                    status = raw.status
-                    code, message = (0, "") if status is None else (_enum(status.code, _STATUS_NAMES, 2),
-                                                                   status.message)
-                    attributes, at_start = read_attributes(raw.attributes, cap, END_ATTRIBUTE_PREFIXES)
-                    out.append((resource, RecordedSpan(
-                        trace_id, read_id(raw.spanId, 16), read_id(parent, 16) if parent else None, raw.name or "",
-                        _enum(raw.kind, _KIND_NAMES, 5), start, max(end, start), attributes, events, code, message,
-                        scope, at_start)))
-    except otlp_typed.Defer:
-        return None
-    return out
-
-
 def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: ProblemSink,
               shard: Shard | None = None) -> None:
-    typed = _typed_spans(data, shard)
+    typed = typed_spans(data, shard)
     if typed is not None:
         for resource, span in typed:
             grouper.add(resource, span, line_no)
@@ -975,7 +396,7 @@ def _add_line(grouper: _Grouper, data: bytes, name: str, line_no: int, note: Pro
     except InputError as exc:
         line_note(f"{exc}; line skipped")
     except MALFORMED as exc:
-        line_note(f"malformed request ({type(exc).__name__}: {_preview(exc)}); rest of the line skipped")
+        line_note(f"malformed request ({type(exc).__name__}: {preview(exc)}); rest of the line skipped")
 
 
 def _line_note(note: ProblemSink, name: str, line: int) -> Callable[[str], None]:
@@ -1010,7 +431,7 @@ def _read_document(head: _Head, name: str, first_line: int, note: ProblemSink,
     except InputError as exc:
         doc_note(f"{exc}; file skipped")
     except MALFORMED as exc:
-        doc_note(f"malformed document ({type(exc).__name__}: {_preview(exc)}); rest of the file skipped")
+        doc_note(f"malformed document ({type(exc).__name__}: {preview(exc)}); rest of the file skipped")
     yield from grouper.rest()
 
 
@@ -1024,7 +445,7 @@ def read_traces(paths: Iterable[str | Path], note: ProblemSink,
     traces keep their position in the whole list, so workers' verdicts merge in input order).
     """
     files = expand_paths(paths, note)
-    total = sum(_size(p) for index, p in enumerate(files) if only_files is None or index in only_files)
+    total = sum(file_size(p) for index, p in enumerate(files) if only_files is None or index in only_files)
     done = 0
     for index, path in enumerate(files):
         if only_files is not None and index not in only_files:
@@ -1033,12 +454,13 @@ def read_traces(paths: Iterable[str | Path], note: ProblemSink,
         for trace in read_file(path, note, step, shard):
             trace.order = (index, *trace.order)
             yield trace
-        done += _size(path)
+        done += file_size(path)
         if progress is not None:
             progress(done, total)
 
 
-def _size(path: Path) -> int:
+def file_size(path: Path) -> int:
+    """Bytes on disk, 0 when the file cannot be read (it is then reported where it is opened)."""
     try:
         return path.stat().st_size
     except OSError:

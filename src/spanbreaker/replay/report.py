@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.table import Table
 
-from .readers import Problem
+from .recorded import Problem
 from .runner import TraceResult
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from .evidence import CallRef, trip_calls
 from .feed import Feeder
 from .outcome import Outcome, outcome
 from .parallel import replay_parallel
-from .readers import Problem, RecordedSpan, RecordedTrace, expand_paths, read_traces
+from .readers import expand_paths, file_size, read_traces
+from .recorded import Problem, RecordedSpan, RecordedTrace
 from .shard import Shard
 
 USAGE_CHARS = 4096
@@ -319,7 +320,7 @@ def replay_many(
         paths = [paths]  # one path, not the characters of one
     if jobs > 1:
         paths = list(paths)
-        total = sum(p.stat().st_size for p in expand_paths(paths, lambda problem: None))
+        total = sum(file_size(p) for p in expand_paths(paths, lambda problem: None))
         first = feeders[0]
         for _, results, kept in replay_parallel(paths, [f.config for f in feeders], jobs, shard, first.keep_spans,
                                                 note, progress, total):
