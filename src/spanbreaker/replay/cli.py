@@ -110,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"spanbreaker replay: no such file or directory: {', '.join(missing)}", markup=False)
         return 2
     problems: list[Problem] = []
-    total_bytes = sum(file_size(path) for path in expand_paths(args.paths, lambda problem: None))  # noted later
+    # a path that is missing or holds no trace files is reported once, as the replay reads it
+    total_bytes = sum(file_size(path) for path in expand_paths(args.paths, lambda problem: None))
     show_progress = (not args.no_progress and err.is_terminal and total_bytes >= PROGRESS_FROM_BYTES)
     progress = Progress(TextColumn("replaying"), BarColumn(), DownloadColumn(),
                         TextColumn("{task.fields[traces]} traces"), TimeRemainingColumn(), console=err,
