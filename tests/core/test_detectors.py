@@ -717,6 +717,30 @@ def test_session_bloat_stops_the_run_at_the_first_model_call(harness: Harness) -
     assert attrs(harness.named("ScriptedModel.generate")[0])["spanbreaker.blocked"] is True
 
 
+def test_a_few_huge_history_messages_trip_session_bloat_by_size(harness: Harness) -> None:
+    """The size limit alone: ten history messages, far under the message limit, re-send ~75k tokens."""
+    history = [{"role": "user", "content": "log line\n" * 3_000, "from_history": True} for _ in range(10)]
+    prompt = json.dumps([{"role": "system", "content": "sys"}, *history, {"role": "user", "content": "new"}])
+    with pytest.raises(spanbreaker.Tripped) as caught, harness.agent(name="Assistant"):
+        harness.llm(input_value=prompt)
+    assert caught.value.detector == "session_bloat"
+    # the messages are counted in the prompt's first max_attribute_chars characters (bounded work per span): two here
+    assert caught.value.evidence["history_messages"] == 2
+    assert caught.value.reason.startswith("session history of at least 2 messages (~")
+    assert caught.value.evidence["estimated_tokens"] > caught.value.evidence["limit_tokens"] == 60_000
+
+
+def test_a_large_first_prompt_without_history_is_not_session_bloat(harness: Harness) -> None:
+    """The same size sent as the run's own task (a document to read), nothing from a session's history: not
+    bloat, and under ``max_prompt_tokens``."""
+    prompt = json.dumps([{"role": "system", "content": "sys"},
+                         {"role": "user", "content": "log line\n" * 30_000, "from_history": False}])
+    with harness.agent(name="Assistant"):
+        harness.llm(input_value=prompt)
+        harness.llm(input_value=prompt)
+    assert harness.trips == []
+
+
 def test_session_within_bounds_is_quiet(harness: Harness) -> None:
     for run in range(5):
         with harness.agent(name="Assistant"):

@@ -32,8 +32,11 @@ class SessionBloat(Detector):
         config = self.config
         tokens = call.input_chars // CHARS_PER_TOKEN
         if call.history_messages > config.session_history_messages or tokens > config.session_history_tokens:
+            # the messages are counted in the prompt's first max_attribute_chars characters (bounded work per span)
+            counted = f"at least {call.history_messages}" if call.input_chars > config.max_attribute_chars else (
+                str(call.history_messages))
             return self.trip(
-                f"session history of {call.history_messages} messages (~{tokens} tokens) sent with the first call",
+                f"session history of {counted} messages (~{tokens} tokens) sent with the first call",
                 history_messages=call.history_messages, estimated_tokens=tokens,
                 limit_messages=config.session_history_messages, limit_tokens=config.session_history_tokens,
             )
