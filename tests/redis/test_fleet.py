@@ -1,5 +1,5 @@
-"""Fleet rule: a token cap per service.name over a window, across traces and processes (each breaker here has
-its own Redis client and threads, as a separate process would)."""
+"""Fleet rule: a token or cost cap per service.name over a window, across traces and processes (each breaker here
+has its own Redis client and threads, as a separate process would)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,17 @@ SCOPE = "openinference.instrumentation.smolagents"
 
 
 class Service:
-    def __init__(self, url: str, prefix: str, name: str) -> None:
+    def __init__(self, url: str, prefix: str, name: str, **caps: float) -> None:
         self.processor = spanbreaker.BreakerSpanProcessor(
-            state=url, state_prefix=prefix, state_staleness_s=0.02, fleet_max_tokens=1000, fleet_window_s=60)
+            state=url, state_prefix=prefix, state_staleness_s=0.02, fleet_window_s=60,
+            **(caps or {"fleet_max_tokens": 1000}))
         self.provider = TracerProvider(resource=Resource.create({"service.name": name}))
         self.provider.add_span_processor(self.processor)
         self.tracer = self.provider.get_tracer(SCOPE)
 
-    def run(self, trace_id: int, calls: int, tokens: int = 100) -> str | None:
-        """An agent making ``calls`` model calls of ``tokens`` tokens; returns what tripped it, if anything."""
+    def run(self, trace_id: int, calls: int, tokens: int = 100, cost_usd: float | None = None) -> str | None:
+        """An agent making ``calls`` model calls of ``tokens`` tokens (each reporting ``cost_usd`` when given);
+        returns what tripped it, if anything."""
         parent = otel_trace.set_span_in_context(
             NonRecordingSpan(SpanContext(trace_id, 0xF1, is_remote=True, trace_flags=TraceFlags(1))))
         token = otel_context.attach(parent)
@@ -41,6 +43,8 @@ class Service:
                         span.set_attribute("llm.token_count.prompt", tokens)
                         span.set_attribute("llm.token_count.completion", 0)
                         span.set_attribute("llm.token_count.total", tokens)
+                        if cost_usd is not None:
+                            span.set_attribute("llm.cost.total", cost_usd)
         except spanbreaker.Tripped as trip:
             return trip.detector
         finally:
@@ -72,3 +76,21 @@ def test_fleet_cap_trips_every_trace_of_the_service(services: dict[str, Service]
     assert record is not None and record.evidence["fleet"] == "checkout" and record.evidence["tokens"] >= 1200
     # The other service spent 600 and stays under its own cap.
     assert other.run(0xC2, 3) is None
+
+
+def test_fleet_cost_cap_trips_every_trace_of_the_service(redis_server: RedisServer, prefix: str) -> None:
+    """``fleet_max_cost_usd``: the same rule by dollars (each call's reported cost), tokens uncapped."""
+    a, b = (Service(redis_server.url, prefix, "checkout", fleet_max_cost_usd=0.05) for _ in range(2))
+    try:
+        assert a.run(0xA1, 3, tokens=10_000, cost_usd=0.01) is None  # $0.03: under the cap alone
+        assert b.run(0xB1, 3, tokens=10_000, cost_usd=0.01) is None  # $0.06 together, read at the next flush
+        assert a.processor.shared.flush() and b.processor.shared.flush() and a.processor.shared.flush()
+        time.sleep(0.05)
+        assert a.run(0xA2, 1, cost_usd=0.0) == "fleet_budget"
+        assert b.run(0xB2, 1, cost_usd=0.0) == "fleet_budget"
+        record = b.processor.trip_record(0xB2)
+        assert record is not None and record.evidence["cost_usd"] >= 0.06 and record.evidence["limit_usd"] == 0.05
+        assert record.evidence["limit_tokens"] == 0 and "$0.06" in record.reason
+    finally:
+        for service in (a, b):
+            service.processor.shutdown()
