@@ -5,6 +5,7 @@ detector it names (the framework suites run everything at defaults)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from opentelemetry import trace as trace_api
@@ -554,6 +555,31 @@ def test_cost_budget_from_reported_cost_and_from_the_price_table() -> None:
         for _ in range(20):
             priced.llm(prompt=10_000, completion=1000, model="gpt-4o")  # about $0.035 a call
     assert caught.value.detector == "cost_budget"
+
+
+@pytest.mark.parametrize(("detector", "budget", "used"), [
+    ("call_budget", {"max_model_calls": 10}, "calls"),
+    ("token_budget", {"max_tokens": 1000}, "tokens"),
+    ("cost_budget", {"max_cost_usd": 2.5}, "cost_usd"),
+])
+@pytest.mark.parametrize("fraction", [0.8, 0.5])
+def test_budgets_warn_at_their_fraction_before_they_trip(detector: str, budget: dict[str, Any], used: str,
+                                                         fraction: float) -> None:
+    """``budget_warn_fraction``: one ``spanbreaker.warning`` event once a budget is that far used, then the trip.
+    Each call is a tenth of every budget (one call, 100 tokens, $0.25 reported: exact in binary)."""
+    h = make_harness(budget_warn_fraction=fraction, **budget)
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n in range(30):
+            with h.step(n):
+                h.llm(prompt=90, completion=10, **{"llm.cost.total": 0.25})
+    assert caught.value.detector == detector
+    events = [(event.name, dict(event.attributes or {})) for span in h.spans() for event in span.events
+              if (event.attributes or {}).get("spanbreaker.detector") == detector]
+    warnings = [attributes for name, attributes in events if name == "spanbreaker.warning"]
+    assert len(warnings) == 1
+    limit = next(iter(budget.values()))
+    assert warnings[0][f"spanbreaker.evidence.{used}"] == limit * fraction
+    assert caught.value.evidence[used] >= limit
 
 
 def test_budgets_quiet_on_a_legitimately_long_run(harness: Harness) -> None:
