@@ -13,6 +13,7 @@ from hashlib import blake2b
 from typing import Any
 
 from . import jsontext
+from .conventions.frameworks import ENVELOPE_KEYS
 
 _CANONICAL_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 """One encoder for every call: ``json.dumps`` with options builds a new encoder each time."""
@@ -50,7 +51,9 @@ def canonical_args(raw: Any, volatile_keys: frozenset[str], cap: int) -> str:
     except (ValueError, RecursionError):
         return text
     if isinstance(value, dict):
-        value = _drop_volatile(value, volatile_keys)
+        # smolagents' envelope key goes whatever the volatile keys are: a configured set replaces the default one,
+        # and the envelope left in hid the kwargs (and their volatile keys) from the unwrapping below
+        value = _drop_volatile(_drop_volatile(value, ENVELOPE_KEYS), volatile_keys)
         if set(value) <= {"args", "kwargs"}:
             args, kwargs = value.get("args") or [], value.get("kwargs") or {}
             if isinstance(kwargs, dict):

@@ -61,6 +61,31 @@ def test_tool_repeat_quiet_on_pagination_and_on_changing_results(harness: Harnes
     assert harness.trips == []
 
 
+@pytest.mark.parametrize(("volatile", "overrides"), [("request_id", {}), ("trace_token", {
+    "volatile_arg_keys": frozenset({"trace_token"})})], ids=["default-key", "configured-key"])
+def test_tool_repeat_ignores_volatile_argument_keys(volatile: str, overrides: dict[str, Any]) -> None:
+    """``volatile_arg_keys``: a client stamping every call with a fresh id (``request_id`` by default, or a key the
+    user names: the configured set replaces the default one) still makes the same call; the fifth is vetoed."""
+    h = make_harness(**overrides)
+    with pytest.raises(spanbreaker.Tripped) as caught, h.agent():
+        for n in range(1, 10):
+            with h.step(n):
+                h.llm()
+                h.tool("search", {"query": "otel span processor", volatile: f"r-{n}"}, output="[]")
+    assert caught.value.detector == "tool_repeat" and len(h.named("SimpleTool")) == 5
+
+
+def test_tool_repeat_reads_a_key_outside_volatile_arg_keys_as_the_call() -> None:
+    """The look-alike: the same stamp under a key nobody named volatile makes every call a different one."""
+    h = make_harness()
+    with h.agent():
+        for n in range(1, 10):
+            with h.step(n):
+                h.llm()
+                h.tool("search", {"query": "otel span processor", "trace_token": f"r-{n}"}, output="[]")
+    assert h.trips == [] and len(h.named("SimpleTool")) == 9
+
+
 NO_NEW_OUTPUT = ("[The command has no new output after 30 seconds. You may wait longer to see additional output by "
                  "sending empty command '', send other commands to interact with the current process, send keys to "
                  "interrupt/kill the command, or use the timeout parameter in execute_bash for future commands.]")
