@@ -137,6 +137,10 @@ def render() -> str:
         " `spanbreaker.instrument(config=...)`) is used as given: the environment and the file are read only when"
         " no config is passed.",
         "",
+        "A setting that holds names (`format_error_types`, `volatile_arg_keys`, `allowlist`, `disabled_detectors`)"
+        " takes the value given as a whole: it replaces the default names rather than adding to them. To add one,"
+        " list the defaults with it.",
+        "",
         "Under `opentelemetry-instrument`, the breaker is switched off by `OTEL_SDK_DISABLED=true` or by naming",
         "`spanbreaker` (or `*`) in `OTEL_PYTHON_DISABLED_INSTRUMENTATIONS`; naming a framework there (`smolagents`,",
         "`agno`, `beeai`) stops spanbreaker from instrumenting it too. A bad value makes the launcher log",
