@@ -75,7 +75,8 @@ def test_trip_in_one_process_stops_the_others_next_call(redis_server: RedisServe
 def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, prefix: str,
                                                     tmp_path: Path) -> None:
     """Both workers hold inside their 5th lookup until the operator's command has returned: the kill switch lands
-    mid-run whether the command takes 0.3 s or 5 s to start."""
+    mid-run whether the command takes 0.3 s or 5 s to start. The command as the README gives it: ``spanbreaker open
+    TRACE_ID --state redis://...``, then ``spanbreaker reset``."""
     tp, trace_hex = traceparent()
     workers = Workers(tmp_path)
     common = {"state": redis_server.url, "prefix": prefix, "traceparent": tp, "steps": 150, "delay": 0.05}
@@ -87,7 +88,7 @@ def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, 
     workers.wait_for(tmp_path / "one")
     workers.wait_for(tmp_path / "two")
     operator = subprocess.run(
-        [sys.executable, "-m", "spanbreaker.state.cli", "open", trace_hex, "--state", redis_server.url,
+        [str(Path(sys.executable).with_name("spanbreaker")), "open", trace_hex, "--state", redis_server.url,
          "--prefix", prefix, "--reason", "operator stop"], capture_output=True, text=True, timeout=30)
     assert operator.returncode == 0, operator.stderr
     stopped.touch()
@@ -101,7 +102,7 @@ def test_kill_switch_from_a_third_process_stops_both(redis_server: RedisServer, 
     assert client.hget(f"{prefix}:trace:{trace_hex}", "trip") is not None
     assert client.ttl(f"{prefix}:trace:{trace_hex}") > 0
     reset = subprocess.run(
-        [sys.executable, "-m", "spanbreaker.state.cli", "reset", trace_hex, "--state", redis_server.url,
+        [str(Path(sys.executable).with_name("spanbreaker")), "reset", trace_hex, "--state", redis_server.url,
          "--prefix", prefix], capture_output=True, text=True, timeout=30)
     assert reset.returncode == 0, reset.stderr
     assert client.hget(f"{prefix}:trace:{trace_hex}", "trip") is None
