@@ -163,9 +163,9 @@ class BreakerConfig:
     ``exploration_window``, and no ``tool_cycle``."""
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
     disabled_detectors: frozenset[str] = frozenset()
-    volatile_arg_keys: frozenset[str] = frozenset(
-        {"request_id", "timestamp", "ts", "nonce", "idempotency_key", "sanitize_inputs_outputs"}
-    )
+    volatile_arg_keys: frozenset[str] = frozenset({"request_id", "timestamp", "ts", "nonce", "idempotency_key"})
+    """Tool argument keys ignored when comparing calls (ids, timestamps). Framework envelopes (smolagents'
+    ``sanitize_inputs_outputs``) are dropped whatever this holds."""
     state: str | None = None
     """Shared state URL (``redis://...``). None keeps every trace's state in this process."""
     state_staleness_s: float = field(default=0.25, metadata=_float(0.0, 60.0, doc="seconds"))
