@@ -33,7 +33,7 @@ from collections import deque
 from typing import Any, Final
 
 from rapidfuzz.fuzz import ratio
-from rapidfuzz.process import extract
+from rapidfuzz.process import extract, extractOne
 
 from .conventions.frameworks import ARGS_ENVELOPE
 from .conventions.tool_text import waiting
@@ -414,8 +414,10 @@ class ToolHistory:
         digits = call[_DIGITS]
         # Paraphrases need the same numbers, so the same digits: when no earlier call of this tool has them
         # (the common case), the arguments are never folded.
-        similar_args = (self._paraphrased(call, digits, earlier)
-                        if digits is not None and digits in window.digits else _NO_INDEXES)
+        similar_args: set[int] | frozenset[int] = _NO_INDEXES
+        if digits is not None and digits in window.digits and (
+                not new_key or self._result_may_repeat(call, digits, earlier)):
+            similar_args = self._paraphrased(call, digits, earlier)
         key = call[_KEY]
         if not similar_args:
             # Only an earlier call with the same key can make this one not new, and no paraphrase is counted
@@ -446,6 +448,27 @@ class ToolHistory:
             if prev[_RUN] == self._run and prev[_KEY] != key:
                 paraphrases += 1
         return new, paraphrases
+
+    def _result_may_repeat(self, call: _Entry, digits: bytes, earlier: list[_Entry]) -> bool:
+        """Whether an earlier call that :meth:`_paraphrased` could find (the same digits, another key) answered
+        close enough to this call's result for :meth:`_Texts.same_result`: the same result key, or a similar text
+        (one batched rapidfuzz pass). A necessary condition only, checked first for a call with a new key: then
+        no paraphrase without such an answer changes anything (no earlier call has its key, so the call is new
+        whatever the arguments' comparison finds), and most new calls answer something new, so their arguments
+        are never folded nor compared."""
+        texts = self._comparing()
+        result = texts.result_text(call)
+        if len(result) < INFORMATIVE_CHARS:
+            return False  # _paraphrased would compare nothing: an uninformative result
+        key, result_key = call[_KEY], call[_RESULT_KEY]
+        answers: list[str] = []
+        for prev in earlier:
+            if prev[_DIGITS] != digits or prev[_KEY] == key:
+                continue
+            if prev[_RESULT_KEY] == result_key:
+                return True
+            answers.append(texts.result_text(prev))
+        return bool(answers) and extractOne(result, answers, scorer=ratio, score_cutoff=self.similarity) is not None
 
     def _paraphrased(self, call: _Entry, digits: bytes, earlier: list[_Entry]) -> set[int] | frozenset[int]:
         """Indexes of earlier calls whose arguments paraphrase this call's: character edits ("span-processor")
