@@ -19,10 +19,13 @@ from typing import Any
 import msgspec
 
 UNSET = msgspec.UNSET
+# Every struct below is ``gc=False``: decoded JSON holds no reference cycle, and an instance the collector does not
+# track costs less to make and triggers no collection (a line makes one per attribute; reading the 500-run file went
+# from 0.355 to 0.335 s of CPU).
 _Unset = msgspec.UnsetType
 
 
-class _Value(msgspec.Struct):
+class _Value(msgspec.Struct, gc=False):
     stringValue: str | _Unset = UNSET
     boolValue: bool | _Unset = UNSET
     intValue: int | str | _Unset = UNSET
@@ -32,23 +35,23 @@ class _Value(msgspec.Struct):
     kvlistValue: msgspec.Raw | _Unset = UNSET
 
 
-class _KeyValue(msgspec.Struct):
+class _KeyValue(msgspec.Struct, gc=False):
     key: str
     value: _Value | _Unset = UNSET
 
 
-class _Status(msgspec.Struct):
+class _Status(msgspec.Struct, gc=False):
     code: int | str = 0
     message: str = ""
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     name: str = ""
     timeUnixNano: int | str | _Unset = UNSET
     attributes: list[_KeyValue] | None = None
 
 
-class _Span(msgspec.Struct):
+class _Span(msgspec.Struct, gc=False):
     traceId: str
     spanId: str
     parentSpanId: str | None = None
@@ -61,26 +64,26 @@ class _Span(msgspec.Struct):
     status: _Status | None = None
 
 
-class _Scope(msgspec.Struct):
+class _Scope(msgspec.Struct, gc=False):
     name: str = ""
 
 
-class _ScopeSpans(msgspec.Struct):
+class _ScopeSpans(msgspec.Struct, gc=False):
     scope: _Scope | _Unset | None = UNSET
     instrumentationLibrary: msgspec.Raw | _Unset = UNSET
     spans: list[_Span] | _Unset = UNSET
 
 
-class _Resource(msgspec.Struct):
+class _Resource(msgspec.Struct, gc=False):
     attributes: list[_KeyValue] | None = None
 
 
-class _ResourceSpans(msgspec.Struct):
+class _ResourceSpans(msgspec.Struct, gc=False):
     resource: _Resource | None = None
     scopeSpans: list[_ScopeSpans] | _Unset = UNSET
 
 
-class _Request(msgspec.Struct):
+class _Request(msgspec.Struct, gc=False):
     resourceSpans: list[_ResourceSpans]
     result: msgspec.Raw | _Unset = UNSET
 
