@@ -6,9 +6,11 @@ end to end (``replay()``: read, feed the breaker engine, build each verdict): as
 ``spanbreaker replay`` runs it (the heap set up before the replay frozen, ``gc.freeze``) in one process and with
 ``--jobs``. Figures are CPU seconds (``time.process_time``, plus the workers' CPU for ``--jobs``; the figure to
 trust on a shared machine) and wall seconds (what a user waits; the load average is printed beside), best of
-``--repeat``.
+``--repeat``. ``--split N`` first writes the input's lines into N gzip files of about equal size in a temporary
+folder and measures those: an archive as the Collector's file exporter rotates it, which ``--jobs`` shares out by
+file (each worker gunzips only its own files) where one file is split by trace id (every worker gunzips all of it).
 
-    python benchmarks/replay_throughput.py [PATH ...] [--repeat 3] [--jobs 2]
+    python benchmarks/replay_throughput.py [PATH ...] [--repeat 3] [--jobs 2] [--split 4]
 
 PATH defaults to ``$SPANBREAKER_SWEBENCH_DATA`` or ``../shared/data/`` next to the repository. Runs against a
 tree without ``--jobs`` (an older checkout, for a before/after figure) skip that line.
@@ -26,6 +28,7 @@ import os
 import platform
 import resource
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -93,15 +96,48 @@ def as_cli(block: Callable[[], object]) -> object:
         gc.unfreeze()
 
 
+def split(files: list[Path], parts: int, folder: Path) -> list[Path]:
+    """The lines of ``files`` written into ``parts`` gzip files of about equal size (consecutive lines, so a trace
+    whose spans are on several consecutive lines may be split over two files: the reader reads it as two
+    fragments, in any number of jobs alike)."""
+    lines: list[bytes] = []
+    for path in files:
+        with path.open("rb") as raw:
+            gzipped = raw.peek(2)[:2] == b"\x1f\x8b"
+            with gzip.GzipFile(fileobj=raw) if gzipped else contextlib.nullcontext(raw) as fh:
+                lines.extend(line if line.endswith(b"\n") else line + b"\n" for line in fh)
+    total, out, start = sum(map(len, lines)), [], 0
+    for part in range(parts):
+        end, size = start, 0
+        while end < len(lines) and (size < total / parts or part == parts - 1):
+            size += len(lines[end])
+            end += 1
+        path = folder / f"part{part}.otlp.jsonl.gz"
+        with gzip.open(path, "wb", compresslevel=6) as fh:
+            fh.writelines(lines[start:end])
+        out.append(path)
+        start = end
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best (by CPU) is reported")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the --jobs line")
+    parser.add_argument("--split", type=int, default=0, metavar="N",
+                        help="measure the input's lines written into N gzip files (a rotated archive)")
     args = parser.parse_args(argv)
     paths = args.paths or [os.environ.get("SPANBREAKER_SWEBENCH_DATA") or str(DEFAULT_DATA)]
     problems: list[Problem] = []
     files = expand_paths(paths, problems.append)
+    with tempfile.TemporaryDirectory() as folder:
+        if args.split > 0:
+            files = split(files, args.split, Path(folder))
+        return measure(files, args, problems)
+
+
+def measure(files: list[Path], args: argparse.Namespace, problems: list[Problem]) -> int:
     spans = sum(len(t.spans) for t in read_traces(files, problems.append))
     traces = sum(1 for _ in read_traces(files, problems.append))
 
@@ -119,8 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:<44} CPU {c.cpu:6.2f} s {spans / c.cpu:>9,.0f} spans/s {c.cpu / parse.cpu:5.2f}x parse | "
               f"wall {c.wall:6.2f} s {spans / c.wall:>9,.0f} spans/s {c.wall / parse.wall:5.2f}x parse")
 
+    shape = f"{len(files)} files" if len(files) > 1 else "1 file"
     print(f"python {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs, load average "
-          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; {traces} traces, {spans:,} spans; best of {args.repeat}")
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}; {traces} traces, {spans:,} spans in {shape}; best of "
+          f"{args.repeat}")
     line("parse only (gunzip + orjson.loads)", parse)
     line("  for reference: gunzip + json.loads", parse_json)
     line("  for reference: zlib's gunzip + orjson", parse_zlib)
