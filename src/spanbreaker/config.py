@@ -118,7 +118,8 @@ class BreakerConfig:
     max_prompt_tokens: int = field(default=250_000, metadata=_int(1, doc="tokens"))
     """Absolute prompt size of one model call."""
     session_history_tokens: int = field(default=60_000, metadata=_int(1, doc="tokens"))
-    """Estimated size of the session history sent with a run's first model call."""
+    """Estimated size of a run's first prompt when it carries session history: the whole prompt, whose length is
+    known without reading it (telling the history's own share would mean reading past ``max_attribute_chars``)."""
     session_history_messages: int = field(default=200, metadata=_int(1, doc="messages"))
 
     # --- budgets per trace ------------------------------------------------------------------------------

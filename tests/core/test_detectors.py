@@ -777,7 +777,8 @@ def test_a_few_huge_history_messages_trip_session_bloat_by_size(harness: Harness
     assert caught.value.detector == "session_bloat"
     # the messages are counted in the prompt's first max_attribute_chars characters (bounded work per span): two here
     assert caught.value.evidence["history_messages"] == 2
-    assert caught.value.reason.startswith("session history of at least 2 messages (~")
+    assert caught.value.reason.startswith(
+        "first call of a reused session: at least 2 history messages in a prompt of ~")
     assert caught.value.evidence["estimated_tokens"] > caught.value.evidence["limit_tokens"] == 60_000
 
 

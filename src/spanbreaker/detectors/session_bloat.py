@@ -36,7 +36,7 @@ class SessionBloat(Detector):
             counted = f"at least {call.history_messages}" if call.input_chars > config.max_attribute_chars else (
                 str(call.history_messages))
             return self.trip(
-                f"session history of {counted} messages (~{tokens} tokens) sent with the first call",
+                f"first call of a reused session: {counted} history messages in a prompt of ~{tokens} tokens",
                 history_messages=call.history_messages, estimated_tokens=tokens,
                 limit_messages=config.session_history_messages, limit_tokens=config.session_history_tokens,
             )
