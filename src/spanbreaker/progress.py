@@ -182,16 +182,17 @@ class _Texts:
             counts = self.counts[call[_RESULT_KEY]] = tuple(_COUNT.findall(call[_SAMPLE]))
         return counts
 
-    def same_result(self, call: _Entry, prev: _Entry, cutoff: float, counts: bool) -> bool:
-        """``call`` returned what ``prev`` did: the same result key, or a similar text bringing no new word (and,
-        with ``counts``, the same counts)."""
+    def same_result(self, call: _Entry, prev: _Entry, cutoff: float) -> bool:
+        """``call`` returned what ``prev`` did: the same result key, or a similar text bringing no new word and the
+        same counts. One rule for a repeat of the same call and for a paraphrase: a test run whose failure count
+        moved is progress, whichever words asked for it."""
         if prev[_RESULT_KEY] == call[_RESULT_KEY]:
             return True
         if not ratio(self.result_text(prev), self.result_text(call), score_cutoff=cutoff) > 0:
             return False
         if not frozenset(self.result_words(call)).issubset(self.result_words(prev)):
             return False
-        return not counts or self.result_counts(call) == self.result_counts(prev)
+        return self.result_counts(call) == self.result_counts(prev)
 
 
 _UNSEEN = object()
@@ -412,20 +413,16 @@ class ToolHistory:
             return True, 0
         cutoff = self.similarity
         digits = call[_DIGITS]
-        # Paraphrases need the same numbers, so the same digits: when no earlier call of this tool has them
-        # (the common case), the arguments are never folded.
+        # Paraphrases need the same numbers, so the same digits (when no earlier call of this tool has them, the
+        # common case, the arguments are never folded), and an earlier call that answered alike (most calls answer
+        # something new: their arguments are not compared either).
         similar_args: set[int] | frozenset[int] = _NO_INDEXES
-        if digits is not None and digits in window.digits and (
-                not new_key or self._result_may_repeat(call, digits, earlier)):
+        if digits is not None and digits in window.digits and self._result_may_repeat(call, digits, earlier):
             similar_args = self._paraphrased(call, digits, earlier)
         key = call[_KEY]
         if not similar_args:
             # Only an earlier call with the same key can make this one not new, and no paraphrase is counted
             # (that needs a different key): the loop below reduced to its exact-key case, stopping at the first.
-            # One difference: here a repeat is compared by its words only (counts aside), where the loop below
-            # also wants the same counts. Measured in session 28: the loop's rule here too moves one step-limited
-            # WebArena loop's trip from step 22 to 32; this rule there too trips a successful WebArena run; every
-            # other corpus's verdicts are the same either way.
             if new_key:
                 return True, 0  # no recent call has this key (see _record_exact)
             result_key = call[_RESULT_KEY]
@@ -437,7 +434,7 @@ class ToolHistory:
                     return False, 0
                 if texts is None:
                     texts = self._comparing()
-                if texts.same_result(call, prev, cutoff, counts=False):
+                if texts.same_result(call, prev, cutoff):
                     return False, 0
             return True, 0
         texts = self._comparing()
@@ -446,7 +443,7 @@ class ToolHistory:
         for index, prev in enumerate(earlier):
             if prev[_KEY] != key and index not in similar_args:
                 continue
-            if not texts.same_result(call, prev, cutoff, counts=True):
+            if not texts.same_result(call, prev, cutoff):
                 continue
             new = False
             if prev[_RUN] == self._run and prev[_KEY] != key:
@@ -456,10 +453,9 @@ class ToolHistory:
     def _result_may_repeat(self, call: _Entry, digits: bytes, earlier: list[_Entry]) -> bool:
         """Whether an earlier call that :meth:`_paraphrased` could find (the same digits, another key) answered
         close enough to this call's result for :meth:`_Texts.same_result`: the same result key, or a similar text
-        (one batched rapidfuzz pass). A necessary condition only, checked first for a call with a new key: then
-        no paraphrase without such an answer changes anything (no earlier call has its key, so the call is new
-        whatever the arguments' comparison finds), and most new calls answer something new, so their arguments
-        are never folded nor compared."""
+        (one batched rapidfuzz pass). A necessary condition only, checked before the arguments are compared: a
+        paraphrase changes nothing unless it answered alike (the call is then judged by its own key's earlier calls
+        alone), and most calls answer something new, so their arguments are never folded nor compared."""
         texts = self._comparing()
         result = texts.result_text(call)
         if len(result) < INFORMATIVE_CHARS:

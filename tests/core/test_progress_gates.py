@@ -1,10 +1,10 @@
-"""The tool history's shortcuts decide nothing: with each cheap gate forced open, recording finds the same.
+"""The tool history's near-duplicate tier: its shortcut decides nothing, and one rule says when two answers are alike.
 
-The near-duplicate tier skips comparing a new call's arguments when no earlier call answered close enough to
-its result (:meth:`ToolHistory._result_may_repeat`): a necessary condition, checked first because most calls
-answer something new. These tests record random sequences of calls drawn from a small vocabulary that makes
-every case frequent (paraphrased queries, numbers in the arguments, results identical, similar, or bringing a
-new word, short results, repeated keys) and check what each call was found to be against a history whose gate
+The tier skips comparing a call's arguments when no earlier call of another key answered close enough to its result
+(:meth:`ToolHistory._result_may_repeat`): a necessary condition, checked first because most calls answer something
+new. The property test records random sequences of calls drawn from a small vocabulary that makes every case
+frequent (paraphrased queries, numbers in the arguments, results identical, similar, or bringing a new word, counts
+that moved, short results, repeated keys) and checks what each call was found to be against a history whose gate
 always says "compare".
 """
 
@@ -69,3 +69,19 @@ def test_the_vocabulary_reaches_paraphrases() -> None:
         found = _findings(calls, False, monkeypatch)
     assert [new for new, *_ in found] == [True, True, False, False]
     assert [paraphrases for _, _, paraphrases, *_ in found] == [0, 0, 1, 1]
+
+
+def test_a_repeat_whose_count_moved_is_new_with_or_without_a_paraphrase_in_view() -> None:
+    """The same test command answered with the same words but another count ("Ran 12" then "Ran 13") is progress, as
+    a paraphrase answered so is: one rule whether or not another wording of the command is in the window. Answered
+    with the same words and counts, the repeat is not new."""
+    rerun = [("bash", "pytest tests", RESULTS[3], 1), ("bash", "pytest tests", RESULTS[4], 1)]
+    reworded = [("bash", "pytest  tests/", RESULTS[3], 1)]
+    same = [("bash", "pytest tests", RESULTS[3], 1), ("bash", "pytest tests", RESULTS[3], 1)]
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        alone = _findings(rerun, False, monkeypatch)
+        beside_a_paraphrase = _findings(reworded + rerun, False, monkeypatch)
+        repeated = _findings(same, False, monkeypatch)
+    assert alone[-1][0] is True
+    assert beside_a_paraphrase[-1][0] is True
+    assert repeated[-1][0] is False
